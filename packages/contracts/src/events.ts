@@ -1,0 +1,74 @@
+/** RabbitMQ topic exchange that carries every integration event. */
+export const EVENTS_EXCHANGE = 'hwp.events';
+
+/**
+ * Routing keys, `<aggregate>.<event>.v<N>` (DECISIONS.md section 7).
+ * A breaking change publishes a v2 key beside v1; additive changes keep the version.
+ */
+export const RoutingKeys = {
+  fileUploaded: 'file.uploaded.v1',
+  fileProcessed: 'file.processed.v1',
+  notificationRequested: 'notification.requested.v1',
+  userUpdated: 'user.updated.v1',
+  systemPing: 'system.ping.v1',
+} as const;
+
+export type RoutingKey = (typeof RoutingKeys)[keyof typeof RoutingKeys];
+
+/** Envelope of every integration event. `id` is a UUIDv7 and the idempotency key. */
+export interface EventEnvelope<TData = unknown> {
+  id: string;
+  /** The routing key, e.g. `file.uploaded.v1`. */
+  type: string;
+  version: number;
+  /** ISO 8601 UTC with milliseconds. */
+  occurredAt: string;
+  tenantId?: string;
+  workspace?: string;
+  /** User id of whoever caused the event, or `system`. */
+  actor: string;
+  correlationId?: string;
+  data: TData;
+}
+
+/** `system.ping.v1`: a liveness message one service sends another (used by the topology test). */
+export interface SystemPingData {
+  from: string;
+  note: string;
+}
+
+/** `notification.requested.v1`: something for the notifier to deliver. */
+export interface NotificationRequestedData {
+  channel: 'email' | 'sms';
+  to: string;
+  template: string;
+  subject?: string;
+  text: string;
+  vars?: Record<string, string>;
+}
+
+/** `file.uploaded.v1`: a file landed in storage and waits for processing. */
+export interface FileUploadedData {
+  fileId: string;
+  revisionId: string;
+  key: string;
+  size: number;
+  sha256: string;
+  mimeType: string;
+}
+
+/** `user.updated.v1`: the API host changed a user's identity fields. */
+export interface UserUpdatedData {
+  userId: string;
+  email: string | null;
+  phone: string | null;
+  firstName?: string | null;
+  lastName?: string | null;
+}
+
+/** Reads the version number out of a routing key (`file.uploaded.v1` -> 1). */
+export function versionOfRoutingKey(key: string): number {
+  const match = /\.v(\d+)$/.exec(key);
+  if (!match) throw new Error(`routing key without version suffix: ${key}`);
+  return Number(match[1]);
+}

@@ -1,0 +1,4 @@
+export * from './error-body.dto';
+export * from './errors';
+export * from './events';
+export * from './health';

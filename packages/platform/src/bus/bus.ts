@@ -1,0 +1,44 @@
+import type { EventEnvelope } from '@hwp/contracts';
+import type { EntityManager } from 'typeorm';
+
+/** What a producer hands to the outbox; id, occurredAt and version are filled in. */
+export interface OutgoingEvent<TData = unknown> {
+  /** Routing key, e.g. `file.uploaded.v1`. */
+  type: string;
+  tenantId?: string;
+  workspace?: string;
+  actor: string;
+  correlationId?: string;
+  data: TData;
+}
+
+export type EventHandler<TData = unknown> = (event: EventEnvelope<TData>, manager: EntityManager) => Promise<void>;
+
+export interface SubscribeOptions {
+  /** Durable consumer name; one queue `<service>.<consumer>` per name. Used for inbox deduplication. */
+  consumer: string;
+  /** Routing-key patterns (topic syntax, `*` and `#`). */
+  patterns: string[];
+  /** Deliveries before a failing message goes to the dead-letter queue (default from config). */
+  maxAttempts?: number;
+  prefetch?: number;
+}
+
+/**
+ * Transport of envelopes between services: RabbitMQ (topic exchange `hwp.events`) or, in the
+ * embedded mode, an in-process implementation with the same semantics.
+ * Producers never call the transport directly: they write the outbox (see Outbox) and the
+ * relay publishes it.
+ */
+export interface MessageTransport {
+  readonly kind: 'amqp' | 'memory';
+  /** Publishes with a broker confirm; resolves only once the broker has the message. */
+  publish(envelope: EventEnvelope): Promise<void>;
+  /** Registers a consumer. The handler runs inside a DB transaction that also records the inbox row. */
+  subscribe(options: SubscribeOptions, handler: (envelope: EventEnvelope) => Promise<void>): Promise<void>;
+  /** True when connected (or always, in memory). */
+  isConnected(): boolean;
+  /** Reachability check for /readyz; throws when the broker is not reachable. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,67 @@
+import { Client } from 'pg';
+import { DataSource, type EntitySchema, type MixedList } from 'typeorm';
+
+// biome-ignore lint/complexity/noBannedTypes: TypeORM's own option types take class constructors.
+type Classes = MixedList<Function | string | EntitySchema>;
+
+export interface DataSourceSettings {
+  url: string;
+  entities: Classes;
+  migrations: Classes;
+  /** Pool size; the embedded PGlite socket serialises queries anyway. */
+  poolSize?: number;
+  /** Passed to pg as application_name, shows up in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/**
+ * One DataSource per service. Migrations are checked in and run at start;
+ * `synchronize` is never on.
+ */
+export function createDataSource(settings: DataSourceSettings): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: settings.url,
+    entities: settings.entities,
+    migrations: settings.migrations,
+    migrationsRun: false,
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: false,
+    applicationName: settings.applicationName,
+    poolSize: settings.poolSize ?? 10,
+    extra: { connectionTimeoutMillis: 5_000 },
+  });
+}
+
+/** Initialises the DataSource and applies pending migrations; returns their names. */
+export async function openDatabase(dataSource: DataSource): Promise<string[]> {
+  await dataSource.initialize();
+  const applied = await dataSource.runMigrations({ transaction: 'each' });
+  return applied.map((m) => m.name);
+}
+
+/**
+ * Creates the database named in `url` when the server lacks it (the service owns its database;
+ * docker-compose's init script creates them too, so this is a no-op there).
+ */
+export async function ensureDatabaseExists(url: string): Promise<void> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  if (!name) return;
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`).catch((error: { code?: string }) => {
+        // Another replica created it between our check and our create.
+        if (error.code !== '42P04') throw error;
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
