@@ -10,7 +10,7 @@ export const RoutingKeys = {
   fileProcessed: 'file.processed.v1',
   notificationRequested: 'notification.requested.v1',
   userUpdated: 'user.updated.v1',
-  systemPing: 'system.ping.v1',
+  systemProbe: 'system.probe.v1',
 } as const;
 
 export type RoutingKey = (typeof RoutingKeys)[keyof typeof RoutingKeys];
@@ -29,12 +29,6 @@ export interface EventEnvelope<TData = unknown> {
   actor: string;
   correlationId?: string;
   data: TData;
-}
-
-/** `system.ping.v1`: a liveness message one service sends another (used by the topology test). */
-export interface SystemPingData {
-  from: string;
-  note: string;
 }
 
 /** `notification.requested.v1`: something for the notifier to deliver. */

@@ -1,5 +1,8 @@
 import type { Readable } from 'node:stream';
 
+/** Content type stored when a put does not name one (both drivers use the same default). */
+export const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
+
 /** What a put returns: the size and sha256 computed while the bytes streamed through. */
 export interface PutResult {
   key: string;
@@ -104,5 +107,12 @@ export class InvalidBlobKeyError extends Error {
   constructor(readonly key: string) {
     super(`invalid blob key: ${JSON.stringify(key)}`);
     this.name = 'InvalidBlobKeyError';
+  }
+}
+
+export class MultipartUploadNotFoundError extends Error {
+  constructor(readonly uploadId: string) {
+    super(`multipart upload not found: ${uploadId}`);
+    this.name = 'MultipartUploadNotFoundError';
   }
 }

@@ -21,7 +21,15 @@ export interface SubscribeOptions {
   patterns: string[];
   /** Deliveries before a failing message goes to the dead-letter queue (default from config). */
   maxAttempts?: number;
+  /** Wait before a failed message is delivered again (default from config). */
+  retryDelayMs?: number;
+  /** Messages handled concurrently by this consumer (default 10). */
   prefetch?: number;
+}
+
+/** Queue name of a consumer: one durable queue per `<serviceName>.<consumer>`. */
+export function queueNameOf(serviceName: string, consumer: string): string {
+  return `${serviceName}.${consumer}`;
 }
 
 /**
@@ -32,6 +40,8 @@ export interface SubscribeOptions {
  */
 export interface MessageTransport {
   readonly kind: 'amqp' | 'memory';
+  /** Owner of the consumers this transport creates; queues are named `<serviceName>.<consumer>`. */
+  readonly serviceName: string;
   /** Publishes with a broker confirm; resolves only once the broker has the message. */
   publish(envelope: EventEnvelope): Promise<void>;
   /** Registers a consumer. The handler runs inside a DB transaction that also records the inbox row. */

@@ -1,0 +1,86 @@
+import { Type } from 'class-transformer';
+import { IsArray, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+
+/** `POST .../system/probes`: send a probe through the outbox and the bus to the other service. */
+export class CreateBusProbeRequest {
+  /** Free text carried with the probe (shows up on the receiving side). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  note?: string;
+}
+
+export class BusProbeStorage {
+  @IsString()
+  key: string;
+
+  @IsString()
+  sha256: string;
+}
+
+/** One probe as recorded by the service answering: sent from here, or received here. */
+export class BusProbe {
+  @IsUUID('7')
+  id: string;
+
+  @IsIn(['sent', 'received'])
+  direction: 'sent' | 'received';
+
+  /** The service that sent it. */
+  @IsString()
+  origin: string;
+
+  @IsString()
+  note: string;
+
+  @IsISO8601()
+  sentAt: string;
+
+  /** When this service consumed it (received probes only). */
+  @IsOptional()
+  @IsISO8601()
+  receivedAt: string | null;
+
+  /** The object the sender wrote to its blob store for this probe (sent probes only). */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => BusProbeStorage)
+  storage: BusProbeStorage | null;
+}
+
+export class ListBusProbesQuery {
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  page?: number;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  pageSize?: number;
+}
+
+export class BusProbeList {
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => BusProbe)
+  items: BusProbe[];
+
+  @IsInt()
+  total: number;
+
+  @IsInt()
+  page: number;
+
+  @IsInt()
+  pageSize: number;
+}
+
+/** Payload of `system.probe.v1`. */
+export interface SystemProbeData {
+  probeId: string;
+  origin: string;
+  note: string;
+  sentAt: string;
+}

@@ -1,0 +1,49 @@
+import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
+import { ErrorBodyDto } from '@hwp/contracts';
+import type { OpenApiBuilder, OperationSpec } from './openapi';
+import { validateInput } from './validation';
+
+export interface RouteSpec extends OperationSpec {
+  /** Runs before validation (authentication, role checks, rate limits, multer). */
+  before?: RequestHandler[];
+  handler: (req: Request, res: Response, next: NextFunction) => unknown;
+}
+
+/**
+ * The only way features add routes: each route is registered on the express router AND in the
+ * host's OpenAPI document, with body/query validation from the same DTO classes.
+ */
+export class ApiRouter {
+  readonly router = Router();
+
+  constructor(private readonly openapi: OpenApiBuilder) {}
+
+  route(spec: RouteSpec): this {
+    const { before = [], handler, ...operation } = spec;
+    const responses = { ...operation.responses };
+    // Every operation can fail with the shared error body; document it once here.
+    if (operation.body || operation.query) responses[400] ??= { description: 'Invalid input', schema: ErrorBodyDto };
+    if (operation.security?.length) responses[401] ??= { description: 'Missing or invalid credential', schema: ErrorBodyDto };
+    this.openapi.add({ ...operation, responses });
+
+    const validators: RequestHandler[] = [];
+    if (operation.body) {
+      const dto = operation.body;
+      validators.push(async (req, _res, next) => {
+        req.body = await validateInput(dto, req.body ?? {}, 'body');
+        next();
+      });
+    }
+    if (operation.query) {
+      const dto = operation.query;
+      validators.push(async (req, res, next) => {
+        res.locals.query = await validateInput(dto, { ...req.query }, 'query');
+        next();
+      });
+    }
+    this.router[operation.method](operation.path, ...before, ...validators, async (req, res, next) => {
+      await handler(req, res, next);
+    });
+    return this;
+  }
+}

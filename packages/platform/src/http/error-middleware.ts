@@ -1,0 +1,110 @@
+import type { ErrorBody, ErrorCode } from '@hwp/contracts';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import { AppError, NotFoundError } from '../errors';
+
+interface HttpishError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  code?: string;
+  expose?: boolean;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/** Postgres and socket errors that mean "try again later", not "bug". */
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300']);
+
+/**
+ * Maps any thrown value to an AppError. Known library failures (body-parser, multer, pg) get
+ * their 4xx/503 meaning; anything else is a bug and becomes a 500 whose detail is generic.
+ */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (!isObject(error)) return new AppError('internal', 500, 'Internal server error', { cause: error });
+  const e = error as HttpishError;
+  // body-parser (express.json)
+  if (e.type === 'entity.parse.failed') return new AppError('validation_failed', 400, 'Malformed JSON body');
+  if (e.type === 'entity.too.large') return new AppError('payload_too_large', 413, 'Request body is too large');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
+    return new AppError('unsupported_media_type', 415, 'Unsupported body encoding or charset');
+  }
+  if (e.type === 'request.aborted') return new AppError('validation_failed', 400, 'Request aborted by the client');
+  // multer
+  if (e.code === 'LIMIT_FILE_SIZE' || e.code === 'LIMIT_FIELD_VALUE') {
+    return new AppError('payload_too_large', 413, 'Uploaded file is too large');
+  }
+  if (e.code === 'LIMIT_FILE_COUNT' || e.code === 'LIMIT_PART_COUNT' || e.code === 'LIMIT_UNEXPECTED_FILE') {
+    return new AppError('validation_failed', 400, `Upload rejected: ${String((error as Error).message)}`);
+  }
+  // pg
+  if (e.code === '23505') return new AppError('conflict', 409, 'A record with the same unique key already exists');
+  if (e.code === '23503') return new AppError('conflict', 409, 'A referenced record does not exist or is still in use');
+  if (e.code === '23514' || e.code === '22P02' || e.code === '22001') {
+    return new AppError('validation_failed', 400, 'A value was rejected by a database constraint');
+  }
+  if (e.code === '40001' || e.code === '40P01') {
+    return new AppError('unavailable', 503, 'Concurrent update, retry the request', {
+      retryable: true,
+      headers: { 'Retry-After': '1' },
+    });
+  }
+  if (e.code && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) {
+    return new AppError('unavailable', 503, 'A backing service is unavailable', {
+      retryable: true,
+      headers: { 'Retry-After': '5' },
+    });
+  }
+  // Other http-errors style errors with a client status the library chose to expose.
+  const status = e.status ?? e.statusCode;
+  if (status && status >= 400 && status < 500 && e.expose) {
+    const code: ErrorCode = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'validation_failed';
+    return new AppError(code, status, String((error as Error).message));
+  }
+  return new AppError('internal', 500, 'Internal server error', { cause: error });
+}
+
+export function errorBody(error: AppError, path: string): ErrorBody {
+  return {
+    ...(error.extra ?? {}),
+    detail: error.detail,
+    code: error.code,
+    path,
+    timestamp: new Date().toISOString(),
+    ...(error.errors ? { errors: error.errors } : {}),
+  };
+}
+
+/** Writes an AppError as the error body; used by the error middleware and by early middlewares. */
+export function sendError(req: Request, res: Response, error: AppError): void {
+  if (error.headers) for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status).json(errorBody(error, req.originalUrl.split('?')[0]));
+}
+
+/** The one error middleware of a service. */
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    const appError = toAppError(error);
+    const log = req.log ?? logger;
+    if (appError.status >= 500 && appError.code === 'internal') {
+      log.error({ err: error }, 'unhandled error');
+    } else if (appError.status >= 500) {
+      log.warn({ err: error, code: appError.code }, appError.detail);
+    }
+    if (res.headersSent) {
+      // The response is already streaming: the only honest move is to cut it.
+      next(error);
+      return;
+    }
+    sendError(req, res, appError);
+  };
+}
+
+export function notFoundHandler(): RequestHandler {
+  return (req, _res, next) => {
+    next(new NotFoundError(`No route for ${req.method} ${req.originalUrl.split('?')[0]}`));
+  };
+}

@@ -1,0 +1,137 @@
+import type { ClassConstructor } from 'class-transformer';
+import { getMetadataStorage } from 'class-validator';
+import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface ResponseSpec {
+  description: string;
+  /** A DTO class (its schema is referenced) or an inline JSON schema. */
+  schema?: ClassConstructor<object> | JsonSchema;
+  /** Default application/json. */
+  contentType?: string;
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
+}
+
+export interface OperationSpec {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head';
+  /** Express-style path (`/files/:id`). */
+  path: string;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  operationId?: string;
+  body?: ClassConstructor<object>;
+  /** Non-JSON bodies (multipart, raw). */
+  bodyContent?: Record<string, { schema: JsonSchema }>;
+  query?: ClassConstructor<object>;
+  /** Security requirement names (see OpenApiInfo.securitySchemes); empty = open. */
+  security?: string[];
+  deprecated?: boolean;
+  responses: Record<number, ResponseSpec>;
+}
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  description: string;
+  servers?: { url: string; description?: string }[];
+  securitySchemes?: Record<string, JsonSchema>;
+}
+
+const REF_PREFIX = '#/components/schemas/';
+
+function isClass(value: unknown): value is ClassConstructor<object> {
+  return typeof value === 'function';
+}
+
+/** `/files/:id` -> `/files/{id}` plus the parameter names. */
+export function toOpenApiPath(path: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const converted = path.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => {
+    params.push(name);
+    return `{${name}}`;
+  });
+  return { path: converted, params };
+}
+
+/**
+ * Collects the operations a host serves and renders one OpenAPI 3.1 document. Schemas come from
+ * the class-validator decorators of the contracts' DTO classes, so docs and validation agree.
+ */
+export class OpenApiBuilder {
+  private readonly operations: OperationSpec[] = [];
+
+  constructor(private readonly info: OpenApiInfo) {}
+
+  add(operation: OperationSpec): void {
+    this.operations.push(operation);
+  }
+
+  list(): readonly OperationSpec[] {
+    return this.operations;
+  }
+
+  build(): JsonSchema {
+    const schemas = validationMetadatasToSchemas({
+      refPointerPrefix: REF_PREFIX,
+      classValidatorMetadataStorage: getMetadataStorage(),
+    }) as Record<string, JsonSchema>;
+    const schemaOf = (value: ClassConstructor<object> | JsonSchema): JsonSchema =>
+      isClass(value) ? { $ref: `${REF_PREFIX}${value.name}` } : value;
+
+    const paths: Record<string, Record<string, unknown>> = {};
+    for (const op of this.operations) {
+      const { path, params } = toOpenApiPath(op.path);
+      const parameters: JsonSchema[] = params.map((name) => ({
+        name,
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      }));
+      if (op.query) {
+        const querySchema = schemas[op.query.name] ?? { properties: {} };
+        const properties = (querySchema.properties ?? {}) as Record<string, JsonSchema>;
+        const required = new Set((querySchema.required as string[] | undefined) ?? []);
+        for (const [name, schema] of Object.entries(properties)) {
+          parameters.push({ name, in: 'query', required: required.has(name), schema });
+        }
+      }
+      const responses: Record<string, unknown> = {};
+      for (const [status, spec] of Object.entries(op.responses)) {
+        responses[status] = {
+          description: spec.description,
+          ...(spec.headers ? { headers: spec.headers } : {}),
+          ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: schemaOf(spec.schema) } } } : {}),
+        };
+      }
+      const requestBody = op.body
+        ? { required: true, content: { 'application/json': { schema: schemaOf(op.body) } } }
+        : op.bodyContent
+          ? { required: true, content: op.bodyContent }
+          : undefined;
+      paths[path] ??= {};
+      paths[path][op.method] = {
+        summary: op.summary,
+        ...(op.description ? { description: op.description } : {}),
+        operationId: op.operationId ?? `${op.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c?: string) => (c ? c.toUpperCase() : ''))}`,
+        tags: op.tags ?? [],
+        ...(op.deprecated ? { deprecated: true } : {}),
+        ...(parameters.length ? { parameters } : {}),
+        ...(requestBody ? { requestBody } : {}),
+        ...(op.security ? { security: op.security.map((name) => ({ [name]: [] })) } : {}),
+        responses,
+      };
+    }
+    return {
+      openapi: '3.1.0',
+      info: { title: this.info.title, version: this.info.version, description: this.info.description, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
+      ...(this.info.servers ? { servers: this.info.servers } : {}),
+      paths,
+      components: {
+        schemas,
+        ...(this.info.securitySchemes ? { securitySchemes: this.info.securitySchemes } : {}),
+      },
+    };
+  }
+}

@@ -1,0 +1,24 @@
+import 'reflect-metadata';
+
+export * from './blob';
+export * from './bus';
+export * from './config';
+export * from './context';
+export * from './db/data-source';
+export * from './db/embedded-postgres';
+export * from './errors';
+export * from './http/api-router';
+export * from './http/create-app';
+export * from './http/error-middleware';
+export * from './http/openapi';
+export * from './http/request-context';
+export * from './http/validation';
+export * from './ids';
+export * from './lifecycle';
+export * from './logger';
+export * from './main';
+export * from './ops/1763700000001-create-bus-probes';
+export * from './ops/bus-probe.entity';
+export * from './ops/bus-probe.module';
+export * from './ops/ops-auth';
+export * from './runtime';

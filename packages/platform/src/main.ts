@@ -1,0 +1,35 @@
+import { ConfigError } from './config';
+import { Lifecycle } from './lifecycle';
+import { createLogger } from './logger';
+import { type BaseConfig, createServiceRuntime, type ServiceDefinition } from './runtime';
+
+/**
+ * Process entry of one service: validate the environment (a bad value stops the process with one
+ * message naming every bad variable), build the runtime, listen, drain on SIGTERM/SIGINT.
+ */
+export async function runServiceMain<C extends BaseConfig>(
+  definition: ServiceDefinition<C>,
+  loadConfig: (env: NodeJS.ProcessEnv) => C,
+): Promise<void> {
+  let config: C;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${definition.name}: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger({ service: definition.name, level: config.LOG_LEVEL });
+  const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
+  lifecycle.installSignalHandlers();
+  try {
+    const runtime = await createServiceRuntime(definition, config, { lifecycle, logger });
+    await runtime.listen();
+  } catch (error) {
+    logger.fatal({ err: error }, 'start failed');
+    await lifecycle.shutdown();
+    process.exit(1);
+  }
+}

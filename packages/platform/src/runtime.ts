@@ -1,0 +1,212 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import type { Express } from 'express';
+import type { Logger } from 'pino';
+import type { DataSource } from 'typeorm';
+import { type BlobStore, createBlobStore } from './blob';
+import { AmqpTransport, type Bus, createBus, MemoryBroker } from './bus';
+import { createDataSource, ensureDatabaseExists, openDatabase } from './db/data-source';
+import { startEmbeddedPostgres } from './db/embedded-postgres';
+import { Lifecycle } from './lifecycle';
+import { createLogger } from './logger';
+
+/** The validated variables every service has (see baseConfigSpecs). */
+export interface BaseConfig {
+  readonly NODE_ENV: 'development' | 'test' | 'production';
+  readonly PORT: number;
+  readonly HOST: string;
+  readonly LOG_LEVEL: string;
+  readonly DATABASE_URL?: string;
+  readonly DATA_DIR: string;
+  readonly AMQP_URL?: string;
+  readonly S3_BUCKET?: string;
+  readonly S3_ENDPOINT?: string;
+  readonly S3_REGION: string;
+  readonly S3_ACCESS_KEY_ID?: string;
+  readonly S3_SECRET_ACCESS_KEY?: string;
+  readonly S3_FORCE_PATH_STYLE: boolean;
+  readonly S3_PUBLIC_ENDPOINT?: string;
+  readonly PUBLIC_BASE_URL?: string;
+  readonly SHUTDOWN_TIMEOUT_MS: number;
+  readonly JSON_BODY_LIMIT_KB: number;
+  readonly MAX_UPLOAD_MB: number;
+  readonly BUS_MAX_ATTEMPTS: number;
+  readonly BUS_RETRY_DELAY_MS: number;
+  readonly OUTBOX_POLL_MS: number;
+  readonly DB_POOL_SIZE: number;
+  readonly OPS_TOKEN?: string;
+  readonly CORS_ORIGINS: string;
+  readonly BLOB_SIGNING_KEY?: string;
+  readonly BLOB_DIR?: string;
+}
+
+/** What every feature module is built from. */
+export interface PlatformDeps<C extends BaseConfig = BaseConfig> {
+  service: string;
+  config: C;
+  logger: Logger;
+  dataSource: DataSource;
+  bus: Bus;
+  blobs: BlobStore;
+  lifecycle: Lifecycle;
+  /** Path the local-folder blob driver serves pre-signed URLs under (mounted by the app). */
+  blobRoutePrefix: string;
+}
+
+/** What a service contributes: its schema and how to build its app from the platform deps. */
+export interface ServiceDefinition<C extends BaseConfig> {
+  name: string;
+  entities: Function[]; // biome-ignore lint/complexity/noBannedTypes: TypeORM takes entity classes.
+  migrations: Function[]; // biome-ignore lint/complexity/noBannedTypes: TypeORM takes migration classes.
+  /** Where the fs blob driver's pre-signed URLs are served (behind the gateway's routing rules). */
+  blobRoutePrefix: string;
+  createApp(deps: PlatformDeps<C>): Express;
+  /** Registers the service's bus consumers. */
+  registerConsumers?(deps: PlatformDeps<C>): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  lifecycle?: Lifecycle;
+  logger?: Logger;
+  /** Shared in-process broker (embedded mode runs both services in one process). */
+  broker?: MemoryBroker;
+}
+
+export interface ServiceRuntime<C extends BaseConfig> {
+  deps: PlatformDeps<C>;
+  app: Express;
+  /** Listens on config.PORT/HOST; resolves with the server. */
+  listen(): Promise<Server>;
+  /** Closes everything the runtime opened (what shutdown does, without exiting). */
+  close(): Promise<void>;
+}
+
+/** A secret generated once and kept in the data folder (embedded mode needs no setup). */
+function persistentSecret(dir: string, file: string): string {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, file);
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    const secret = randomBytes(32).toString('base64url');
+    writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+    return secret;
+  }
+}
+
+/**
+ * Builds a service on whatever the configuration names: Postgres or embedded PGlite, RabbitMQ or
+ * the in-process bus, S3 or a local folder. Migrations run before anything is served.
+ */
+export async function createServiceRuntime<C extends BaseConfig>(
+  definition: ServiceDefinition<C>,
+  config: C,
+  options: RuntimeOptions = {},
+): Promise<ServiceRuntime<C>> {
+  const logger = options.logger ?? createLogger({ service: definition.name, level: config.LOG_LEVEL });
+  const lifecycle = options.lifecycle ?? new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
+  const serviceDir = resolve(config.DATA_DIR, definition.name);
+  const closers: { name: string; close: () => Promise<void> }[] = [];
+  const close = async () => {
+    for (const { name, close: fn } of closers.splice(0).reverse()) {
+      await fn().catch((error: unknown) => logger.warn({ err: error, resource: name }, 'close failed'));
+    }
+  };
+
+  try {
+    let databaseUrl = config.DATABASE_URL;
+    const embedded = !databaseUrl;
+    if (databaseUrl) {
+      await ensureDatabaseExists(databaseUrl);
+    } else {
+      const pg = await startEmbeddedPostgres(join(serviceDir, 'pg'));
+      closers.push({ name: 'embedded-postgres', close: pg.stop });
+      databaseUrl = pg.url;
+    }
+    const dataSource = createDataSource({
+      url: databaseUrl,
+      entities: definition.entities,
+      migrations: definition.migrations,
+      poolSize: embedded ? 4 : config.DB_POOL_SIZE,
+      applicationName: definition.name,
+    });
+    const applied = await openDatabase(dataSource);
+    closers.push({ name: 'database', close: () => dataSource.destroy() });
+    if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
+
+    const transport = config.AMQP_URL
+      ? new AmqpTransport({
+          url: config.AMQP_URL,
+          serviceName: definition.name,
+          logger,
+          maxAttempts: config.BUS_MAX_ATTEMPTS,
+          retryDelayMs: config.BUS_RETRY_DELAY_MS,
+        })
+      : (options.broker ?? new MemoryBroker(logger)).transport(definition.name);
+    const bus = createBus({
+      serviceName: definition.name,
+      dataSource,
+      transport,
+      logger,
+      relayIntervalMs: config.OUTBOX_POLL_MS,
+      maxAttempts: config.BUS_MAX_ATTEMPTS,
+      retryDelayMs: config.BUS_RETRY_DELAY_MS,
+    });
+    await bus.start();
+    closers.push({ name: 'bus', close: () => bus.close() });
+
+    const publicBase = config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`;
+    const blobs = createBlobStore({
+      s3: config.S3_BUCKET
+        ? {
+            bucket: config.S3_BUCKET,
+            region: config.S3_REGION,
+            endpoint: config.S3_ENDPOINT,
+            forcePathStyle: config.S3_FORCE_PATH_STYLE,
+            publicEndpoint: config.S3_PUBLIC_ENDPOINT,
+            credentials:
+              config.S3_ACCESS_KEY_ID && config.S3_SECRET_ACCESS_KEY
+                ? { accessKeyId: config.S3_ACCESS_KEY_ID, secretAccessKey: config.S3_SECRET_ACCESS_KEY }
+                : undefined,
+          }
+        : undefined,
+      fsRoot: resolve(config.BLOB_DIR ?? join(serviceDir, 'blobs')),
+      publicBaseUrl: `${publicBase.replace(/\/$/, '')}${definition.blobRoutePrefix}`,
+      signingKey: config.BLOB_SIGNING_KEY ?? persistentSecret(serviceDir, 'blob-signing.key'),
+    });
+    if (blobs.driver === 's3') await (blobs as { ensureBucket?: () => Promise<void> }).ensureBucket?.();
+    closers.push({ name: 'blobs', close: () => blobs.close() });
+
+    const deps: PlatformDeps<C> = {
+      service: definition.name,
+      config,
+      logger,
+      dataSource,
+      bus,
+      blobs,
+      lifecycle,
+      blobRoutePrefix: definition.blobRoutePrefix,
+    };
+    await definition.registerConsumers?.(deps);
+    const app = definition.createApp(deps);
+    lifecycle.onShutdown(definition.name, close);
+    return {
+      deps,
+      app,
+      async listen() {
+        const server = await lifecycle.listen(app, config.PORT, config.HOST);
+        logger.info(
+          { port: config.PORT, database: embedded ? 'embedded' : 'postgres', bus: transport.kind, blobs: blobs.driver },
+          `${definition.name} listening on http://${config.HOST}:${config.PORT}`,
+        );
+        return server;
+      },
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

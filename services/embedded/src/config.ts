@@ -1,0 +1,28 @@
+import { loadApiConfig } from '@hwp/api-service';
+import { loadCollabConfig } from '@hwp/collab-service';
+
+/** With DATABASE_URL set, each service still gets its own database on that server. */
+function databaseFor(url: string | undefined, database: string): string | undefined {
+  if (!url) return undefined;
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/**
+ * The one-process runner reads the same variables as the services, plus API_PORT and
+ * COLLAB_PORT (the services' PORT would collide in one process).
+ */
+export function loadEmbeddedConfig(env: NodeJS.ProcessEnv) {
+  const api = loadApiConfig({
+    ...env,
+    PORT: env.API_PORT ?? '3000',
+    DATABASE_URL: databaseFor(env.DATABASE_URL, 'api'),
+  });
+  const collab = loadCollabConfig({
+    ...env,
+    PORT: env.COLLAB_PORT ?? '4000',
+    DATABASE_URL: databaseFor(env.DATABASE_URL, 'collab'),
+  });
+  return { api, collab };
+}

@@ -1,0 +1,93 @@
+import { apiService, loadApiConfig } from '@hwp/api-service';
+import { collabService, loadCollabConfig } from '@hwp/collab-service';
+import type { BaseConfig, ServiceDefinition } from '@hwp/platform';
+import { startTestService, type TestService } from '@hwp/platform/test-kit';
+import request from 'supertest';
+import { validateOpenApi } from './openapi-validator';
+
+const hosts: [string, ServiceDefinition<BaseConfig>, (env: NodeJS.ProcessEnv) => BaseConfig, string][] = [
+  ['API host', apiService as ServiceDefinition<BaseConfig>, loadApiConfig, '/system/probes'],
+  ['collaboration host', collabService as ServiceDefinition<BaseConfig>, loadCollabConfig, '/v1/system/probes'],
+];
+
+function expectErrorBody(body: Record<string, unknown>, code: string, path: string) {
+  expect(body).toEqual(
+    expect.objectContaining({ code, path, detail: expect.any(String), timestamp: expect.any(String) }),
+  );
+  expect(new Date(String(body.timestamp)).toISOString()).toBe(body.timestamp);
+}
+
+describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, probesPath) => {
+  let service: TestService<BaseConfig>;
+
+  beforeAll(async () => {
+    service = await startTestService(definition, loadConfig);
+  });
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('answers /healthz and /readyz with the database and broker checked', async () => {
+    const health = await request(service.app).get('/healthz').expect(200);
+    expect(health.body).toEqual({ status: 'ok', service: definition.name });
+    const ready = await request(service.app).get('/readyz').expect(200);
+    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', broker: 'ok', storage: 'ok' } });
+  });
+
+  it('answers an unknown route with 404 in the error body', async () => {
+    const res = await request(service.app).get('/no/such/route?x=1').expect(404);
+    expectErrorBody(res.body, 'not_found', '/no/such/route');
+  });
+
+  it('answers malformed JSON with 400 in the error body', async () => {
+    const res = await request(service.app)
+      .post(probesPath)
+      .set('Content-Type', 'application/json')
+      .send('{"note": ')
+      .expect(400);
+    expectErrorBody(res.body, 'validation_failed', probesPath);
+  });
+
+  it('answers a 2 MB JSON body with 413 in the error body', async () => {
+    const big = JSON.stringify({ note: 'x'.repeat(2 * 1024 * 1024) });
+    const res = await request(service.app).post(probesPath).set('Content-Type', 'application/json').send(big).expect(413);
+    expectErrorBody(res.body, 'payload_too_large', probesPath);
+  });
+
+  it('rejects unknown and invalid fields with every field named', async () => {
+    const res = await request(service.app).post(probesPath).send({ note: 5, extra: true }).expect(400);
+    expectErrorBody(res.body, 'validation_failed', probesPath);
+    expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual(['extra', 'note']);
+  });
+
+  it('echoes X-Request-Id and writes it into the log line of the request', async () => {
+    const res = await request(service.app).get('/no/such/thing').set('X-Request-Id', 'req-abc.123').expect(404);
+    expect(res.headers['x-request-id']).toBe('req-abc.123');
+    expect(res.headers['api-version']).toBe('1');
+    const line = service.logs.find((l) => l.requestId === 'req-abc.123');
+    expect(line).toEqual(expect.objectContaining({ service: definition.name, requestId: 'req-abc.123' }));
+  });
+
+  it('makes up a request id when the client sends none or a hostile one', async () => {
+    const res = await request(service.app).get('/healthz').set('X-Request-Id', 'bad id\twith spaces');
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('serves a valid OpenAPI 3.1 document that lists its routes, and /docs renders it', async () => {
+    const doc = await request(service.app).get('/openapi.json').expect(200);
+    expect(doc.body.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/healthz', '/readyz', probesPath]));
+    const result = await validateOpenApi(doc.body);
+    expect(result).toEqual(expect.objectContaining({ valid: true }));
+    const page = await request(service.app).get('/docs/').expect(200);
+    expect(page.text).toContain('swagger-ui');
+    expect(page.text).toContain('/openapi.json');
+    await request(service.app).get('/docs/swagger-ui-bundle.js').expect(200);
+  });
+
+  it('sets the security headers of helmet', async () => {
+    const res = await request(service.app).get('/healthz');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['x-powered-by']).toBeUndefined();
+  });
+});
