@@ -72,7 +72,12 @@ export class Lifecycle {
       this.servers.map(
         (server) =>
           new Promise<void>((resolve) => {
-            server.close(() => resolve());
+            // Connections that finish their request while we drain go idle; close those too.
+            const sweep = setInterval(() => server.closeIdleConnections(), 100);
+            server.close(() => {
+              clearInterval(sweep);
+              resolve();
+            });
             server.closeIdleConnections();
           }),
       ),

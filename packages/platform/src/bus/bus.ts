@@ -12,7 +12,10 @@ export interface OutgoingEvent<TData = unknown> {
   data: TData;
 }
 
-export type EventHandler<TData = unknown> = (event: EventEnvelope<TData>, manager: EntityManager) => Promise<void>;
+export type EventHandler<TData = unknown> = (
+  event: EventEnvelope<TData>,
+  manager: EntityManager,
+) => Promise<void>;
 
 export interface SubscribeOptions {
   /** Durable consumer name; one queue `<service>.<consumer>` per name. Used for inbox deduplication. */
@@ -46,6 +49,11 @@ export interface MessageTransport {
   publish(envelope: EventEnvelope): Promise<void>;
   /** Registers a consumer. The handler runs inside a DB transaction that also records the inbox row. */
   subscribe(options: SubscribeOptions, handler: (envelope: EventEnvelope) => Promise<void>): Promise<void>;
+  /**
+   * Starts the transport (connects, for AMQP); idempotent. Subscriptions made before or after it
+   * are honoured either way.
+   */
+  start(): Promise<void>;
   /** True when connected (or always, in memory). */
   isConnected(): boolean;
   /** Reachability check for /readyz; throws when the broker is not reachable. */

@@ -7,7 +7,11 @@ import { type BusLogger, silentLogger } from './logger';
  * Records `eventId` for `consumer` inside the caller's transaction. Returns false when it was already
  * recorded, i.e. the event is a redelivery that must be skipped.
  */
-export async function claimInboxEntry(manager: EntityManager, consumer: string, eventId: string): Promise<boolean> {
+export async function claimInboxEntry(
+  manager: EntityManager,
+  consumer: string,
+  eventId: string,
+): Promise<boolean> {
   const inserted: unknown[] = await manager.query(
     'INSERT INTO inbox (consumer, event_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING event_id',
     [consumer, eventId],
@@ -29,7 +33,10 @@ export function inboxHandler(
   return async (envelope) => {
     await dataSource.transaction(async (manager) => {
       if (!(await claimInboxEntry(manager, inboxKey, envelope.id))) {
-        logger.debug({ consumer: inboxKey, eventId: envelope.id, type: envelope.type }, 'duplicate event skipped');
+        logger.debug(
+          { consumer: inboxKey, eventId: envelope.id, type: envelope.type },
+          'duplicate event skipped',
+        );
         return;
       }
       await handler(envelope, manager);

@@ -65,9 +65,12 @@ export class MemoryBroker {
   private readonly inFlight = new Set<Promise<void>>();
   private closed = false;
 
+  /** `logger` is the default of the transports this broker hands out. */
+  constructor(private readonly logger: BusLogger = silentLogger) {}
+
   /** A transport whose consumers are named after `serviceName`. */
   transport(serviceName: string, options: MemoryTransportOptions = {}): MemoryTransport {
-    return new MemoryTransport({ ...options, serviceName, broker: this });
+    return new MemoryTransport({ logger: this.logger, ...options, serviceName, broker: this });
   }
 
   isClosed(): boolean {
@@ -207,7 +210,13 @@ export class MemoryBroker {
     const logger = consumer.owner.logger;
     if (message.attempt >= consumer.maxAttempts) {
       logger.error(
-        { queue: queue.name, eventId: envelope.id, type: envelope.type, attempts: message.attempt, err: reason },
+        {
+          queue: queue.name,
+          eventId: envelope.id,
+          type: envelope.type,
+          attempts: message.attempt,
+          err: reason,
+        },
         'event handler failed for the last time; dead-lettered',
       );
       this.deadLetter(queue, message, envelope, reason);
@@ -227,7 +236,12 @@ export class MemoryBroker {
     this.retryTimers.add(timer);
   }
 
-  private deadLetter(queue: MemoryQueue, message: PendingMessage, envelope: EventEnvelope | null, error: string): void {
+  private deadLetter(
+    queue: MemoryQueue,
+    message: PendingMessage,
+    envelope: EventEnvelope | null,
+    error: string,
+  ): void {
     queue.deadLetters.push({
       queue: queue.name,
       routingKey: message.routingKey,
@@ -285,6 +299,11 @@ export class MemoryTransport implements MessageTransport {
       retryDelayMs: Math.max(0, options.retryDelayMs ?? this.retryDelayMs),
       active: 0,
     });
+  }
+
+  /** Nothing to connect to; only refuses a closed transport. */
+  async start(): Promise<void> {
+    this.assertOpen();
   }
 
   isConnected(): boolean {

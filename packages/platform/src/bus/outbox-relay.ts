@@ -175,7 +175,10 @@ export class OutboxRelay {
     }
     if (!this.running) return;
     if (failed) {
-      const backoff = Math.min(this.maxBackoffMs, this.intervalMs * 2 ** Math.min(this.consecutiveFailures, 16));
+      const backoff = Math.min(
+        this.maxBackoffMs,
+        this.intervalMs * 2 ** Math.min(this.consecutiveFailures, 16),
+      );
       this.schedule(backoff);
     } else if (published === this.batchSize || this.rerun) {
       // A full batch suggests more rows are waiting; a nudge during the batch may have added one.

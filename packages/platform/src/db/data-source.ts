@@ -1,8 +1,8 @@
 import { Client } from 'pg';
-import { DataSource, type EntitySchema, type MixedList } from 'typeorm';
+import { DataSource, type MixedList } from 'typeorm';
 
 // biome-ignore lint/complexity/noBannedTypes: TypeORM's own option types take class constructors.
-type Classes = MixedList<Function | string | EntitySchema>;
+type Classes = MixedList<Function | string>;
 
 export interface DataSourceSettings {
   url: string;

@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo, Server } from 'node:net';
-import { PGlite } from '@electric-sql/pglite';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { type Extension, PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 
 export interface EmbeddedPostgres {
@@ -18,6 +17,8 @@ export interface EmbeddedPostgres {
  */
 export async function startEmbeddedPostgres(dataDir: string, maxConnections = 8): Promise<EmbeddedPostgres> {
   mkdirSync(dataDir, { recursive: true });
+  // The contrib typings are ESM-only although the package ships a CommonJS build of each extension.
+  const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm') as { pg_trgm: Extension };
   const db = await PGlite.create({ dataDir, extensions: { pg_trgm } });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections });
   await server.start();

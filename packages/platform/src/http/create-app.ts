@@ -112,13 +112,14 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(getDocument());
   });
-  app.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }), (req, res, next) => {
-    if (req.path === '/' || req.path === '') {
-      res.send(swaggerUi.generateHTML(undefined, { swaggerUrl: '/openapi.json', customSiteTitle: `${options.openapi.title} API` }));
-      return;
-    }
-    next();
-  });
+  app.use(
+    '/docs',
+    swaggerUi.serve,
+    swaggerUi.setup(undefined, {
+      customSiteTitle: `${options.openapi.title} API`,
+      swaggerOptions: { url: '/openapi.json' },
+    }),
+  );
 
   app.use(notFoundHandler());
   app.use(errorMiddleware(options.logger));

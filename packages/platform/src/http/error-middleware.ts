@@ -38,7 +38,7 @@ export function toAppError(error: unknown): AppError {
     return new AppError('payload_too_large', 413, 'Uploaded file is too large');
   }
   if (e.code === 'LIMIT_FILE_COUNT' || e.code === 'LIMIT_PART_COUNT' || e.code === 'LIMIT_UNEXPECTED_FILE') {
-    return new AppError('validation_failed', 400, `Upload rejected: ${String((error as Error).message)}`);
+    return new AppError('validation_failed', 400, `Upload rejected: ${String((error as { message?: unknown }).message)}`);
   }
   // pg
   if (e.code === '23505') return new AppError('conflict', 409, 'A record with the same unique key already exists');
@@ -62,7 +62,7 @@ export function toAppError(error: unknown): AppError {
   const status = e.status ?? e.statusCode;
   if (status && status >= 400 && status < 500 && e.expose) {
     const code: ErrorCode = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'validation_failed';
-    return new AppError(code, status, String((error as Error).message));
+    return new AppError(code, status, String((error as { message?: unknown }).message));
   }
   return new AppError('internal', 500, 'Internal server error', { cause: error });
 }

@@ -1,0 +1,85 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { EventHandler, MessageTransport, SubscribeOptions } from './bus';
+import { subscribeWithInbox } from './inbox';
+import { type BusLogger, describeError } from './logger';
+import { Outbox } from './outbox';
+import { OutboxRelay } from './outbox-relay';
+
+export interface BusOptions {
+  serviceName: string;
+  dataSource: DataSource;
+  transport: MessageTransport;
+  logger: BusLogger;
+  /** Relay poll interval (default 250 ms). */
+  relayIntervalMs?: number;
+  /** Default for subscriptions that do not set their own. */
+  maxAttempts?: number;
+  /** Default for subscriptions that do not set their own. */
+  retryDelayMs?: number;
+}
+
+export interface Bus {
+  readonly serviceName: string;
+  readonly outbox: Outbox;
+  readonly relay: OutboxRelay;
+  readonly transport: MessageTransport;
+  /** Starts the transport (connects, for AMQP) and the outbox relay. */
+  start(): Promise<void>;
+  /** Consumes with inbox deduplication: the handler runs in the transaction that records the event. */
+  subscribe(options: SubscribeOptions, handler: EventHandler): Promise<void>;
+  /**
+   * Runs `work` in a transaction and nudges the relay after it commits, so events added with
+   * `outbox.add(manager, ...)` inside go out without waiting for the next poll.
+   */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T>;
+  /** Stops the relay (waiting for its batch), then closes the transport. */
+  close(): Promise<void>;
+}
+
+export function createBus(options: BusOptions): Bus {
+  const { serviceName, dataSource, transport, logger } = options;
+  if (transport.serviceName !== serviceName) {
+    throw new Error(`transport belongs to ${transport.serviceName}, not ${serviceName}`);
+  }
+  const outbox = new Outbox();
+  const relay = new OutboxRelay({ dataSource, transport, logger, intervalMs: options.relayIntervalMs });
+  let closed = false;
+
+  return {
+    serviceName,
+    outbox,
+    relay,
+    transport,
+    async start() {
+      if (closed) throw new Error('bus is closed');
+      await transport.start();
+      relay.start();
+    },
+    subscribe(subscribeOptions, handler) {
+      return subscribeWithInbox(
+        transport,
+        dataSource,
+        {
+          ...subscribeOptions,
+          maxAttempts: subscribeOptions.maxAttempts ?? options.maxAttempts,
+          retryDelayMs: subscribeOptions.retryDelayMs ?? options.retryDelayMs,
+        },
+        handler,
+        logger,
+      );
+    },
+    async transaction(work) {
+      const result = await dataSource.transaction(work);
+      relay.nudge();
+      return result;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await relay.stop();
+      await transport.close().catch((error: unknown) => {
+        logger.warn({ err: describeError(error) }, 'closing the transport failed');
+      });
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
+
+export interface TcpProxyTarget {
+  host: string;
+  port: number;
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 whose availability a test controls, to simulate a broker or database
+ * outage: stop() drops every connection and stops listening (new connections are refused), start()
+ * listens again on the same port.
+ */
+export class TcpProxy {
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  private listenPort = 0;
+  private closed = false;
+
+  private constructor(private readonly target: TcpProxyTarget) {}
+
+  /** Starts a proxy to `target` on a free port. */
+  static async create(target: TcpProxyTarget): Promise<TcpProxy> {
+    const proxy = new TcpProxy(target);
+    await proxy.start();
+    return proxy;
+  }
+
+  get port(): number {
+    return this.listenPort;
+  }
+
+  get host(): string {
+    return '127.0.0.1';
+  }
+
+  isListening(): boolean {
+    return this.server !== null;
+  }
+
+  /** Number of client connections currently proxied. */
+  connectionCount(): number {
+    return this.sockets.size / 2;
+  }
+
+  /** `url` with its host and port replaced by the proxy's. */
+  rewriteUrl(url: string): string {
+    const parsed = new URL(url);
+    parsed.hostname = this.host;
+    parsed.port = String(this.listenPort);
+    return parsed.toString();
+  }
+
+  /** Listens (again) on the proxy's port; the first call picks a free port. */
+  async start(): Promise<void> {
+    if (this.closed) throw new Error('tcp proxy is closed');
+    if (this.server) return;
+    const server = createServer((client) => this.pipe(client));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ host: this.host, port: this.listenPort }, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('tcp proxy has no port');
+    this.listenPort = address.port;
+    this.server = server;
+  }
+
+  /** Destroys every proxied connection and stops listening; the port keeps its number for start(). */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stop();
+  }
+
+  private pipe(client: Socket): void {
+    if (!this.server) {
+      client.destroy();
+      return;
+    }
+    const upstream = tcpConnect({ host: this.target.host, port: this.target.port });
+    this.sockets.add(client);
+    this.sockets.add(upstream);
+    // Either side ending or failing takes the other down, like a dropped network path would.
+    const teardown = (): void => {
+      client.destroy();
+      upstream.destroy();
+      this.sockets.delete(client);
+      this.sockets.delete(upstream);
+    };
+    client.on('error', teardown);
+    upstream.on('error', teardown);
+    client.on('close', teardown);
+    upstream.on('close', teardown);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  }
+}

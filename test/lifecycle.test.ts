@@ -1,0 +1,76 @@
+import { request as httpRequest } from 'node:http';
+import { createTestDatabase, TEST_AMQP_URL, type TestDatabase } from '@hwp/platform/test-kit';
+import { freePort, SCRIPTS, spawnService, waitForStatus } from './process-kit';
+
+describe('service process lifecycle', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase('life');
+  });
+  afterAll(async () => {
+    await database?.drop();
+  });
+
+  it('stops at start with one message naming every bad variable', async () => {
+    const proc = spawnService(SCRIPTS.api, {
+      PORT: 'not-a-port',
+      DATABASE_URL: 'nonsense',
+      LOG_LEVEL: 'loud',
+      S3_BUCKET: 'b',
+      S3_ACCESS_KEY_ID: 'only-half',
+    });
+    expect(await proc.exited).toBe(1);
+    const lines = proc.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^api-service: Invalid configuration: /);
+    for (const name of ['PORT', 'DATABASE_URL', 'LOG_LEVEL']) expect(lines[0]).toContain(name);
+  });
+
+  it('on SIGTERM finishes the in-flight slow request, then exits 0', async () => {
+    const port = await freePort();
+    const proc = spawnService(SCRIPTS.api, {
+      PORT: String(port),
+      DATABASE_URL: database.url,
+      AMQP_URL: TEST_AMQP_URL,
+      DATA_DIR: `/tmp/hwp-life-${port}`,
+      LOG_LEVEL: 'info',
+    });
+    await waitForStatus(`http://127.0.0.1:${port}/readyz`, 200, 60_000, proc);
+
+    // A slow client: the body arrives in two halves with SIGTERM sent in between.
+    const body = JSON.stringify({ note: 'sent across a shutdown' });
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/system/probes',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => {
+            text += c.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on('error', reject);
+      req.write(body.slice(0, 10));
+      setTimeout(() => {
+        proc.kill('SIGTERM');
+        setTimeout(() => req.end(body.slice(10)), 1_500);
+      }, 300);
+    });
+
+    const res = await response;
+    expect(res.status).toBe(202);
+    expect(JSON.parse(res.body)).toEqual(expect.objectContaining({ note: 'sent across a shutdown', direction: 'sent' }));
+    expect(await proc.exited).toBe(0);
+    // No new connections are accepted after shutdown.
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+    expect(proc.output()).toContain('shutdown complete');
+  });
+});

@@ -1,0 +1,73 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+export const ROOT = join(__dirname, '..');
+export const SCRIPTS = {
+  api: join(ROOT, 'services/api-service/dist/main.js'),
+  collab: join(ROOT, 'services/collab-service/dist/main.js'),
+  embedded: join(ROOT, 'services/embedded/dist/main.js'),
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  output: () => string;
+  /** Resolves with the exit code (or the signal name). */
+  exited: Promise<number | string>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** Runs a built service entry point as its own process with exactly `env` (plus PATH). */
+export function spawnService(script: string, env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, [script], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
+  });
+  return {
+    child,
+    output: () => output,
+    exited,
+    kill: (signal = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+  };
+}
+
+/** Polls `url` until it answers `status` or the time is up (then throws with the process output). */
+export async function waitForStatus(url: string, status: number, timeoutMs: number, proc?: ServiceProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (proc && proc.child.exitCode !== null) break;
+    try {
+      const res = await fetch(url);
+      if (res.status === status) return;
+      last = `${res.status} ${await res.text()}`;
+    } catch (error) {
+      last = String(error);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not answer ${status} (last: ${last})\n${proc?.output() ?? ''}`);
+}

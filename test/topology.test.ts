@@ -1,0 +1,141 @@
+import { Client } from 'pg';
+import { connect } from 'amqplib';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { newId } from '@hwp/platform';
+import { expectEventually, startS3rver, TEST_AMQP_URL, TEST_POSTGRES_URL } from '@hwp/platform/test-kit';
+import { freePort, SCRIPTS, type ServiceProcess, spawnService, waitForStatus } from './process-kit';
+
+/**
+ * The docker-compose topology as separate processes: each service in its own process with the
+ * variables docker-compose.yml sets, on real Postgres, RabbitMQ and an S3 server (s3rver).
+ */
+describe('two services as separate processes on Postgres, RabbitMQ and S3', () => {
+  const suffix = newId().replace(/-/g, '').slice(-10);
+  const databases = { api: `topo_api_${suffix}`, collab: `topo_collab_${suffix}` };
+  const opsToken = `ops-${suffix}`;
+  let s3: Awaited<ReturnType<typeof startS3rver>>;
+  let api: ServiceProcess;
+  let collab: ServiceProcess;
+  let apiUrl: string;
+  let collabUrl: string;
+
+  function dbUrl(name: string): string {
+    const url = new URL(TEST_POSTGRES_URL);
+    url.pathname = `/${name}`;
+    return url.toString();
+  }
+
+  beforeAll(async () => {
+    s3 = await startS3rver();
+    const [apiPort, collabPort] = [await freePort(), await freePort()];
+    apiUrl = `http://127.0.0.1:${apiPort}`;
+    collabUrl = `http://127.0.0.1:${collabPort}`;
+    const common = {
+      NODE_ENV: 'production',
+      AMQP_URL: TEST_AMQP_URL,
+      S3_BUCKET: s3.bucket,
+      S3_ENDPOINT: s3.endpoint,
+      S3_REGION: s3.region,
+      S3_ACCESS_KEY_ID: s3.accessKeyId,
+      S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      S3_FORCE_PATH_STYLE: 'true',
+      OPS_TOKEN: opsToken,
+      OUTBOX_POLL_MS: '100',
+      LOG_LEVEL: 'warn',
+    };
+    api = spawnService(SCRIPTS.api, { ...common, PORT: String(apiPort), DATABASE_URL: dbUrl(databases.api) });
+    collab = spawnService(SCRIPTS.collab, {
+      ...common,
+      PORT: String(collabPort),
+      DATABASE_URL: dbUrl(databases.collab),
+    });
+    await waitForStatus(`${apiUrl}/readyz`, 200, 60_000, api);
+    await waitForStatus(`${collabUrl}/readyz`, 200, 60_000, collab);
+  }, 120_000);
+
+  afterAll(async () => {
+    api?.kill();
+    collab?.kill();
+    await Promise.all([api?.exited, collab?.exited]);
+    const admin = new Client({ connectionString: TEST_POSTGRES_URL });
+    await admin.connect();
+    for (const name of Object.values(databases)) await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await admin.end();
+    const conn = await connect(TEST_AMQP_URL);
+    const ch = await conn.createChannel();
+    for (const svc of ['api-service', 'collab-service']) {
+      for (const q of ['', '.retry', '.dlq']) await ch.deleteQueue(`${svc}.bus-probe${q}`).catch(() => undefined);
+    }
+    await conn.close().catch(() => undefined);
+    await s3?.stop();
+  });
+
+  async function sendProbe(baseUrl: string, path: string, note: string) {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${opsToken}` },
+      body: JSON.stringify({ note }),
+    });
+    expect(res.status).toBe(202);
+    return (await res.json()) as { id: string; storage: { key: string; sha256: string } };
+  }
+
+  async function getProbe(baseUrl: string, path: string) {
+    const res = await fetch(`${baseUrl}${path}`, { headers: { authorization: `Bearer ${opsToken}` } });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  it('a message published by the API host through its outbox reaches the collaboration host', async () => {
+    const sent = await sendProbe(apiUrl, '/system/probes', 'api to collab');
+    const received = await expectEventually(async () => {
+      const { status, body } = await getProbe(collabUrl, `/v1/system/probes/${sent.id}`);
+      expect(status).toBe(200);
+      return body;
+    }, { timeoutMs: 15_000, intervalMs: 100 });
+    expect(received).toEqual(
+      expect.objectContaining({ id: sent.id, direction: 'received', origin: 'api-service', note: 'api to collab' }),
+    );
+  });
+
+  it('and the other way round', async () => {
+    const sent = await sendProbe(collabUrl, '/v1/system/probes', 'collab to api');
+    await expectEventually(async () => {
+      const { status, body } = await getProbe(apiUrl, `/system/probes/${sent.id}`);
+      expect(status).toBe(200);
+      expect(body).toEqual(expect.objectContaining({ direction: 'received', origin: 'collab-service' }));
+    }, { timeoutMs: 15_000, intervalMs: 100 });
+  });
+
+  it('refuses operator routes without the operator token', async () => {
+    const res = await fetch(`${apiUrl}/system/probes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual(expect.objectContaining({ code: 'unauthorized' }));
+  });
+
+  it('leaves tables in both databases, the exchange in RabbitMQ and objects in the bucket', async () => {
+    for (const name of Object.values(databases)) {
+      const client = new Client({ connectionString: dbUrl(name) });
+      await client.connect();
+      const { rows } = await client.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+      );
+      await client.end();
+      expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(['bus_probes', 'inbox', 'migrations', 'outbox']));
+    }
+    const conn = await connect(TEST_AMQP_URL);
+    const ch = await conn.createChannel();
+    await expect(ch.checkExchange('hwp.events')).resolves.toBeDefined();
+    await conn.close();
+
+    const sent = await sendProbe(apiUrl, '/system/probes', 'storage');
+    const client = new S3Client({
+      endpoint: s3.endpoint,
+      region: s3.region,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    });
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'ops/' }));
+    client.destroy();
+    expect((listed.Contents ?? []).map((o) => o.Key)).toContain(sent.storage.key);
+  });
+});
