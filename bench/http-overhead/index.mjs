@@ -1,0 +1,71 @@
+// Requests per second of GET /healthz on the real API host app (all middleware: request id, pino-http,
+// helmet, JSON parser, router, 404/error handlers) against a bare express app answering the same
+// JSON, measured in the same run. Target ratio >= 0.6.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import express from 'express';
+
+const require = createRequire(import.meta.url);
+const root = new URL('../../', import.meta.url).pathname;
+const { apiService, loadApiConfig } = require(join(root, 'services/api-service/dist/index.js'));
+const { createServiceRuntime, createLogger } = require(join(root, 'packages/platform/dist/index.js'));
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+function listen(app) {
+  return new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+function load(port) {
+  return new Promise((resolve, reject) => {
+    autocannon({ url: `http://127.0.0.1:${port}/healthz`, connections, duration: seconds }, (err, result) =>
+      err ? reject(err) : resolve(result),
+    );
+  });
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
+const config = loadApiConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info', PORT: '0' });
+const runtime = await createServiceRuntime(apiService, config, {
+  logger: createLogger({ service: 'api-service', level: 'info' }),
+});
+const full = await listen(runtime.app);
+
+const bare = express();
+bare.get('/healthz', (_req, res) => {
+  res.json({ status: 'ok', service: 'api-service' });
+});
+const bareServer = await listen(bare);
+
+// Warm both up, then measure alternately so machine noise hits both.
+await load(full.address().port);
+await load(bareServer.address().port);
+const baseline = await load(bareServer.address().port);
+const measured = await load(full.address().port);
+
+const ratio = measured.requests.average / baseline.requests.average;
+console.log(
+  JSON.stringify({
+    bench: 'http-overhead',
+    route: 'GET /healthz',
+    connections,
+    seconds,
+    rps: Math.round(measured.requests.average),
+    baselineRps: Math.round(baseline.requests.average),
+    ratio: Number(ratio.toFixed(3)),
+    p99Ms: measured.latency.p99,
+    baselineP99Ms: baseline.latency.p99,
+    target: '>= 0.6',
+  }),
+);
+full.close();
+bareServer.close();
+await runtime.close();
+rmSync(dataDir, { recursive: true, force: true });
+process.exit(0);
