@@ -6,7 +6,10 @@ module.exports = {
   testMatch: ['**/?(*.)test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true, diagnostics: false }],
+    '^.+\\.ts$': [
+      'ts-jest',
+      { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true, diagnostics: false },
+    ],
   },
   moduleNameMapper: {
     '^@hwp/(contracts|platform)$': '<rootDir>/packages/$1/src',

@@ -1,6 +1,6 @@
 // Runs every benchmark folder's index.mjs in turn; each prints its own JSON lines.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = new URL('.', import.meta.url).pathname;

@@ -42,7 +42,10 @@ describe('embedded default (one process, no external services)', () => {
     proc = await start();
     expect(proc.output()).toContain(`http://localhost:${ports.api}`);
     const ready = await fetch(`http://127.0.0.1:${ports.collab}/readyz`);
-    expect(await ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', broker: 'ok', storage: 'ok' } });
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      checks: { database: 'ok', broker: 'ok', storage: 'ok' },
+    });
 
     const sent = await fetch(`http://127.0.0.1:${ports.api}/system/probes`, {
       method: 'POST',
@@ -51,17 +54,22 @@ describe('embedded default (one process, no external services)', () => {
     });
     expect(sent.status).toBe(202);
     const probe = (await sent.json()) as { id: string };
-    await expectEventually(async () => {
-      const res = await fetch(`http://127.0.0.1:${ports.collab}/v1/system/probes/${probe.id}`);
-      expect(res.status).toBe(200);
-    }, { timeoutMs: 10_000, intervalMs: 100 });
+    await expectEventually(
+      async () => {
+        const res = await fetch(`http://127.0.0.1:${ports.collab}/v1/system/probes/${probe.id}`);
+        expect(res.status).toBe(200);
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
 
     await stop(proc);
     proc = await start();
 
     const again = await fetch(`http://127.0.0.1:${ports.api}/system/probes/${probe.id}`);
     expect(again.status).toBe(200);
-    expect(await again.json()).toEqual(expect.objectContaining({ id: probe.id, note: 'before restart', direction: 'sent' }));
+    expect(await again.json()).toEqual(
+      expect.objectContaining({ id: probe.id, note: 'before restart', direction: 'sent' }),
+    );
     const received = await fetch(`http://127.0.0.1:${ports.collab}/v1/system/probes/${probe.id}`);
     expect(await received.json()).toEqual(expect.objectContaining({ id: probe.id, direction: 'received' }));
     await stop(proc);

@@ -7,7 +7,12 @@ import { validateOpenApi } from './openapi-validator';
 
 const hosts: [string, ServiceDefinition<BaseConfig>, (env: NodeJS.ProcessEnv) => BaseConfig, string][] = [
   ['API host', apiService as ServiceDefinition<BaseConfig>, loadApiConfig, '/system/probes'],
-  ['collaboration host', collabService as ServiceDefinition<BaseConfig>, loadCollabConfig, '/v1/system/probes'],
+  [
+    'collaboration host',
+    collabService as ServiceDefinition<BaseConfig>,
+    loadCollabConfig,
+    '/v1/system/probes',
+  ],
 ];
 
 function expectErrorBody(body: Record<string, unknown>, code: string, path: string) {
@@ -50,7 +55,11 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
 
   it('answers a 2 MB JSON body with 413 in the error body', async () => {
     const big = JSON.stringify({ note: 'x'.repeat(2 * 1024 * 1024) });
-    const res = await request(service.app).post(probesPath).set('Content-Type', 'application/json').send(big).expect(413);
+    const res = await request(service.app)
+      .post(probesPath)
+      .set('Content-Type', 'application/json')
+      .send(big)
+      .expect(413);
     expectErrorBody(res.body, 'payload_too_large', probesPath);
   });
 
@@ -61,7 +70,10 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
   });
 
   it('echoes X-Request-Id and writes it into the log line of the request', async () => {
-    const res = await request(service.app).get('/no/such/thing').set('X-Request-Id', 'req-abc.123').expect(404);
+    const res = await request(service.app)
+      .get('/no/such/thing')
+      .set('X-Request-Id', 'req-abc.123')
+      .expect(404);
     expect(res.headers['x-request-id']).toBe('req-abc.123');
     expect(res.headers['api-version']).toBe('1');
     const line = service.logs.find((l) => l.requestId === 'req-abc.123');
@@ -81,8 +93,8 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
     expect(result).toEqual(expect.objectContaining({ valid: true }));
     const page = await request(service.app).get('/docs/').expect(200);
     expect(page.text).toContain('swagger-ui');
-    const init = await request(service.app).get("/docs/swagger-ui-init.js").expect(200);
-    expect(init.text).toContain("/openapi.json");
+    const init = await request(service.app).get('/docs/swagger-ui-init.js').expect(200);
+    expect(init.text).toContain('/openapi.json');
     await request(service.app).get('/docs/swagger-ui-bundle.js').expect(200);
   });
 

@@ -67,7 +67,9 @@ describe('service process lifecycle', () => {
 
     const res = await response;
     expect(res.status).toBe(202);
-    expect(JSON.parse(res.body)).toEqual(expect.objectContaining({ note: 'sent across a shutdown', direction: 'sent' }));
+    expect(JSON.parse(res.body)).toEqual(
+      expect.objectContaining({ note: 'sent across a shutdown', direction: 'sent' }),
+    );
     expect(await proc.exited).toBe(0);
     // No new connections are accepted after shutdown.
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();

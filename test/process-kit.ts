@@ -55,7 +55,12 @@ export function spawnService(script: string, env: Record<string, string>): Servi
 }
 
 /** Polls `url` until it answers `status` or the time is up (then throws with the process output). */
-export async function waitForStatus(url: string, status: number, timeoutMs: number, proc?: ServiceProcess): Promise<void> {
+export async function waitForStatus(
+  url: string,
+  status: number,
+  timeoutMs: number,
+  proc?: ServiceProcess,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {

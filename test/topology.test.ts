@@ -1,8 +1,8 @@
-import { Client } from 'pg';
-import { connect } from 'amqplib';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { newId } from '@hwp/platform';
 import { expectEventually, startS3rver, TEST_AMQP_URL, TEST_POSTGRES_URL } from '@hwp/platform/test-kit';
+import { connect } from 'amqplib';
+import { Client } from 'pg';
 import { freePort, SCRIPTS, type ServiceProcess, spawnService, waitForStatus } from './process-kit';
 
 /**
@@ -59,12 +59,14 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
     await Promise.all([api?.exited, collab?.exited]);
     const admin = new Client({ connectionString: TEST_POSTGRES_URL });
     await admin.connect();
-    for (const name of Object.values(databases)) await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    for (const name of Object.values(databases))
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.end();
     const conn = await connect(TEST_AMQP_URL);
     const ch = await conn.createChannel();
     for (const svc of ['api-service', 'collab-service']) {
-      for (const q of ['', '.retry', '.dlq']) await ch.deleteQueue(`${svc}.bus-probe${q}`).catch(() => undefined);
+      for (const q of ['', '.retry', '.dlq'])
+        await ch.deleteQueue(`${svc}.bus-probe${q}`).catch(() => undefined);
     }
     await conn.close().catch(() => undefined);
     await s3?.stop();
@@ -87,27 +89,42 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
 
   it('a message published by the API host through its outbox reaches the collaboration host', async () => {
     const sent = await sendProbe(apiUrl, '/system/probes', 'api to collab');
-    const received = await expectEventually(async () => {
-      const { status, body } = await getProbe(collabUrl, `/v1/system/probes/${sent.id}`);
-      expect(status).toBe(200);
-      return body;
-    }, { timeoutMs: 15_000, intervalMs: 100 });
+    const received = await expectEventually(
+      async () => {
+        const { status, body } = await getProbe(collabUrl, `/v1/system/probes/${sent.id}`);
+        expect(status).toBe(200);
+        return body;
+      },
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
     expect(received).toEqual(
-      expect.objectContaining({ id: sent.id, direction: 'received', origin: 'api-service', note: 'api to collab' }),
+      expect.objectContaining({
+        id: sent.id,
+        direction: 'received',
+        origin: 'api-service',
+        note: 'api to collab',
+      }),
     );
   });
 
   it('and the other way round', async () => {
     const sent = await sendProbe(collabUrl, '/v1/system/probes', 'collab to api');
-    await expectEventually(async () => {
-      const { status, body } = await getProbe(apiUrl, `/system/probes/${sent.id}`);
-      expect(status).toBe(200);
-      expect(body).toEqual(expect.objectContaining({ direction: 'received', origin: 'collab-service' }));
-    }, { timeoutMs: 15_000, intervalMs: 100 });
+    await expectEventually(
+      async () => {
+        const { status, body } = await getProbe(apiUrl, `/system/probes/${sent.id}`);
+        expect(status).toBe(200);
+        expect(body).toEqual(expect.objectContaining({ direction: 'received', origin: 'collab-service' }));
+      },
+      { timeoutMs: 15_000, intervalMs: 100 },
+    );
   });
 
   it('refuses operator routes without the operator token', async () => {
-    const res = await fetch(`${apiUrl}/system/probes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${apiUrl}/system/probes`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual(expect.objectContaining({ code: 'unauthorized' }));
   });
@@ -120,7 +137,9 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
       );
       await client.end();
-      expect(rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(['bus_probes', 'inbox', 'migrations', 'outbox']));
+      expect(rows.map((r) => r.table_name)).toEqual(
+        expect.arrayContaining(['bus_probes', 'inbox', 'migrations', 'outbox']),
+      );
     }
     const conn = await connect(TEST_AMQP_URL);
     const ch = await conn.createChannel();

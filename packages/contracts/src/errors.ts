@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   'locked',
   'gone',
   'payload_too_large',
+  'range_not_satisfiable',
   'unsupported_media_type',
   'rate_limited',
   'otp_expired',

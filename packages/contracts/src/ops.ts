@@ -1,5 +1,19 @@
 import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  IsArray,
+  IsHexadecimal,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNumberString,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 
 /** `POST .../system/probes`: send a probe through the outbox and the bus to the other service. */
 export class CreateBusProbeRequest {
@@ -83,4 +97,27 @@ export interface SystemProbeData {
   origin: string;
   note: string;
   sentAt: string;
+}
+
+/** Query of a local-folder pre-signed blob URL (`/blobs/{key}` on the API host, `/v1/blobs/{key}` on collab). */
+export class PresignedBlobQuery {
+  /** Expiry, epoch milliseconds. */
+  @IsNumberString()
+  expires: string;
+
+  /** Hex HMAC-SHA256 over method, key, expiry and the optional fields. */
+  @IsHexadecimal()
+  sig: string;
+
+  @IsOptional()
+  @IsString()
+  uploadId?: string;
+
+  @IsOptional()
+  @IsNumberString()
+  partNumber?: string;
+
+  @IsOptional()
+  @IsString()
+  contentType?: string;
 }

@@ -24,7 +24,10 @@ export function baseConfigSpecs(defaultPort: number) {
     NODE_ENV: str({ choices: ['development', 'test', 'production'], default: 'development' }),
     PORT: port({ default: defaultPort, desc: 'HTTP port' }),
     HOST: str({ default: '0.0.0.0', desc: 'Interface to listen on' }),
-    LOG_LEVEL: str({ choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
+    LOG_LEVEL: str({
+      choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+      default: 'info',
+    }),
     DATABASE_URL: url({ default: undefined, desc: 'Postgres URL; absent = embedded PGlite in DATA_DIR' }),
     DATA_DIR: str({ default: '.data', desc: 'Folder of the embedded database, blobs and keys' }),
     AMQP_URL: url({ default: undefined, desc: 'RabbitMQ URL; absent = in-process bus' }),
@@ -72,7 +75,10 @@ export function loadConfig<S extends object>(env: NodeJS.ProcessEnv, specs: S) {
   });
   // Variables that are only valid together: S3 credentials travel in pairs.
   const c = cleaned as unknown as Record<string, unknown>;
-  if (c.S3_BUCKET !== undefined && (c.S3_ACCESS_KEY_ID === undefined) !== (c.S3_SECRET_ACCESS_KEY === undefined)) {
+  if (
+    c.S3_BUCKET !== undefined &&
+    (c.S3_ACCESS_KEY_ID === undefined) !== (c.S3_SECRET_ACCESS_KEY === undefined)
+  ) {
     throw new ConfigError({ S3_ACCESS_KEY_ID: 'set together with S3_SECRET_ACCESS_KEY' });
   }
   return Object.freeze({ ...cleaned });

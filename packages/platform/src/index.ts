@@ -8,6 +8,7 @@ export * from './db/data-source';
 export * from './db/embedded-postgres';
 export * from './errors';
 export * from './http/api-router';
+export * from './http/blob-routes';
 export * from './http/create-app';
 export * from './http/error-middleware';
 export * from './http/openapi';

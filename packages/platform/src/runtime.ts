@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import { type BlobStore, createBlobStore } from './blob';
 import { AmqpTransport, type Bus, createBus, MemoryBroker } from './bus';
-import { createDataSource, ensureDatabaseExists, openDatabase } from './db/data-source';
+import { type ClassType, createDataSource, ensureDatabaseExists, openDatabase } from './db/data-source';
 import { startEmbeddedPostgres } from './db/embedded-postgres';
 import { Lifecycle } from './lifecycle';
 import { createLogger } from './logger';
@@ -58,8 +58,8 @@ export interface PlatformDeps<C extends BaseConfig = BaseConfig> {
 /** What a service contributes: its schema and how to build its app from the platform deps. */
 export interface ServiceDefinition<C extends BaseConfig> {
   name: string;
-  entities: Function[]; // biome-ignore lint/complexity/noBannedTypes: TypeORM takes entity classes.
-  migrations: Function[]; // biome-ignore lint/complexity/noBannedTypes: TypeORM takes migration classes.
+  entities: ClassType[];
+  migrations: ClassType[];
   /** Where the fs blob driver's pre-signed URLs are served (behind the gateway's routing rules). */
   blobRoutePrefix: string;
   createApp(deps: PlatformDeps<C>): Express;
@@ -82,6 +82,8 @@ export interface ServiceRuntime<C extends BaseConfig> {
   /** Closes everything the runtime opened (what shutdown does, without exiting). */
   close(): Promise<void>;
 }
+
+const OUTBOX_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** A secret generated once and kept in the data folder (embedded mode needs no setup). */
 function persistentSecret(dir: string, file: string): string {
@@ -156,6 +158,17 @@ export async function createServiceRuntime<C extends BaseConfig>(
     });
     await bus.start();
     closers.push({ name: 'bus', close: () => bus.close() });
+    // Published outbox rows are kept a week for forensics, then dropped.
+    const purge = setInterval(
+      () => {
+        bus.relay.purgePublished(OUTBOX_RETENTION_MS).catch((error: unknown) => {
+          logger.warn({ err: error }, 'outbox purge failed');
+        });
+      },
+      60 * 60 * 1000,
+    );
+    purge.unref();
+    closers.push({ name: 'outbox-purge', close: async () => clearInterval(purge) });
 
     const publicBase = config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`;
     const blobs = createBlobStore({
@@ -198,7 +211,12 @@ export async function createServiceRuntime<C extends BaseConfig>(
       async listen() {
         const server = await lifecycle.listen(app, config.PORT, config.HOST);
         logger.info(
-          { port: config.PORT, database: embedded ? 'embedded' : 'postgres', bus: transport.kind, blobs: blobs.driver },
+          {
+            port: config.PORT,
+            database: embedded ? 'embedded' : 'postgres',
+            bus: transport.kind,
+            blobs: blobs.driver,
+          },
           `${definition.name} listening on http://${config.HOST}:${config.PORT}`,
         );
         return server;

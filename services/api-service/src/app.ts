@@ -5,9 +5,14 @@ import type { ApiConfig } from './config';
 export const OPENAPI_INFO = {
   title: 'Hardware Engineering Platform: API host',
   version: '1',
-  description: 'Authentication, tenants, files with revisions, CAD metadata, previews, AI image tools and WebSocket updates.',
+  description:
+    'Authentication, tenants, files with revisions, CAD metadata, previews, AI image tools and WebSocket updates.',
   securitySchemes: {
-    opsToken: { type: 'http', scheme: 'bearer', description: 'OPS_TOKEN of the deployment (operator routes)' },
+    opsToken: {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'OPS_TOKEN of the deployment (operator routes)',
+    },
   },
 };
 
@@ -18,6 +23,7 @@ export function createApp(deps: PlatformDeps<ApiConfig>): Express {
     service: deps.service,
     logger: deps.logger,
     jsonLimitBytes: deps.config.JSON_BODY_LIMIT_KB * 1024,
+    rawBodyPrefixes: [`${deps.blobRoutePrefix}/`],
     openapi: OPENAPI_INFO,
     readiness: {
       database: async () => {

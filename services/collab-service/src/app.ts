@@ -5,9 +5,14 @@ import type { CollabConfig } from './config';
 export const OPENAPI_INFO = {
   title: 'Hardware Engineering Platform: collaboration host',
   version: '1',
-  description: 'Workspaces, parts, BOMs, files with optimistic concurrency, locks, reviews, tasks and the SSE stream.',
+  description:
+    'Workspaces, parts, BOMs, files with optimistic concurrency, locks, reviews, tasks and the SSE stream.',
   securitySchemes: {
-    opsToken: { type: 'http', scheme: 'bearer', description: 'OPS_TOKEN of the deployment (operator routes)' },
+    opsToken: {
+      type: 'http',
+      scheme: 'bearer',
+      description: 'OPS_TOKEN of the deployment (operator routes)',
+    },
   },
 };
 
@@ -18,6 +23,7 @@ export function createApp(deps: PlatformDeps<CollabConfig>): Express {
     service: deps.service,
     logger: deps.logger,
     jsonLimitBytes: deps.config.JSON_BODY_LIMIT_KB * 1024,
+    rawBodyPrefixes: [`${deps.blobRoutePrefix}/`],
     openapi: OPENAPI_INFO,
     readiness: {
       database: async () => {

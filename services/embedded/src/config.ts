@@ -1,5 +1,5 @@
-import { loadApiConfig } from '@hwp/api-service';
-import { loadCollabConfig } from '@hwp/collab-service';
+import { type ApiConfig, loadApiConfig } from '@hwp/api-service';
+import { type CollabConfig, loadCollabConfig } from '@hwp/collab-service';
 
 /** With DATABASE_URL set, each service still gets its own database on that server. */
 function databaseFor(url: string | undefined, database: string): string | undefined {
@@ -13,7 +13,7 @@ function databaseFor(url: string | undefined, database: string): string | undefi
  * The one-process runner reads the same variables as the services, plus API_PORT and
  * COLLAB_PORT (the services' PORT would collide in one process).
  */
-export function loadEmbeddedConfig(env: NodeJS.ProcessEnv) {
+export function loadEmbeddedConfig(env: NodeJS.ProcessEnv): { api: ApiConfig; collab: CollabConfig } {
   const api = loadApiConfig({
     ...env,
     PORT: env.API_PORT ?? '3000',

@@ -1,14 +1,26 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createReadStream, type Stats } from 'node:fs';
-import { type FileHandle, mkdir, open, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import {
+  type FileHandle,
+  mkdir,
+  open,
+  readFile,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ErrorCode } from '@hwp/contracts';
 import {
   type BlobHead,
-  type BlobStore,
   BlobNotFoundError,
+  type BlobStore,
   type ByteRange,
   type CompletedPart,
   DEFAULT_CONTENT_TYPE,
@@ -146,7 +158,8 @@ export class FsBlobStore implements BlobStore {
       contentType: sidecar?.contentType ?? DEFAULT_CONTENT_TYPE,
       sha256: sidecar?.sha256,
       metadata: sidecar?.metadata ?? {},
-      lastModified: stats.mtime,
+      // A fresh Date rather than stats.mtime, which belongs to Node's internal realm (instanceof fails in vm contexts).
+      lastModified: new Date(stats.mtimeMs),
     };
   }
 
@@ -201,7 +214,11 @@ export class FsBlobStore implements BlobStore {
     return { uploadId, key };
   }
 
-  async presignUploadPart(upload: MultipartUpload, partNumber: number, options: PresignOptions): Promise<string> {
+  async presignUploadPart(
+    upload: MultipartUpload,
+    partNumber: number,
+    options: PresignOptions,
+  ): Promise<string> {
     assertValidBlobKey(upload.key);
     assertValidPartNumber(partNumber);
     this.uploadDir(upload.uploadId);
@@ -212,7 +229,11 @@ export class FsBlobStore implements BlobStore {
   }
 
   /** Stores one part of a multipart upload (what a presigned part URL does); returns its ETag (the part's sha256). */
-  async writeUploadPart(upload: MultipartUpload, partNumber: number, body: Readable | Buffer): Promise<string> {
+  async writeUploadPart(
+    upload: MultipartUpload,
+    partNumber: number,
+    body: Readable | Buffer,
+  ): Promise<string> {
     assertValidPartNumber(partNumber);
     await this.readManifest(upload);
     const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
@@ -305,7 +326,9 @@ export class FsBlobStore implements BlobStore {
   private async readManifest(upload: MultipartUpload): Promise<UploadManifest> {
     let manifest: UploadManifest;
     try {
-      manifest = JSON.parse(await readFile(path.join(this.uploadDir(upload.uploadId), 'upload.json'), 'utf8'));
+      manifest = JSON.parse(
+        await readFile(path.join(this.uploadDir(upload.uploadId), 'upload.json'), 'utf8'),
+      );
     } catch (error) {
       if (isMissing(error)) throw new MultipartUploadNotFoundError(upload.uploadId);
       throw error;
@@ -326,7 +349,8 @@ export class FsBlobStore implements BlobStore {
           yield chunk;
         }
       } catch (error) {
-        if (isMissing(error)) throw new Error(`part ${part.partNumber} of upload ${uploadId} was never uploaded`);
+        if (isMissing(error))
+          throw new Error(`part ${part.partNumber} of upload ${uploadId} was never uploaded`);
         throw error;
       }
       if (hash.digest('hex') !== unquoteEtag(part.etag)) {
@@ -376,7 +400,11 @@ export class FsBlobStore implements BlobStore {
       ino: written.ino,
       metadata: normalizeMetadata(metadata),
     };
-    await this.writeAtomically(this.sidecarPath(key), Readable.from([Buffer.from(JSON.stringify(sidecar))]), true);
+    await this.writeAtomically(
+      this.sidecarPath(key),
+      Readable.from([Buffer.from(JSON.stringify(sidecar))]),
+      true,
+    );
   }
 
   /**
@@ -388,14 +416,17 @@ export class FsBlobStore implements BlobStore {
     source: Readable | AsyncIterable<Buffer>,
     createParents: boolean,
   ): Promise<WrittenFile> {
-    const temp = path.join(path.dirname(target), `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+    const temp = path.join(
+      path.dirname(target),
+      `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`,
+    );
     const handle = await openExclusive(temp, createParents);
     const hasher = new HashingStream();
     try {
       const { ino } = await handle.stat();
       await pipeline(source, hasher, handle.createWriteStream());
       await rename(temp, target);
-      return { size: hasher.size, sha256: hasher.sha256, ino };
+      return { size: hasher.bytesHashed, sha256: hasher.sha256, ino };
     } catch (error) {
       if (source instanceof Readable) source.destroy();
       await handle.close().catch(() => undefined);
@@ -574,7 +605,11 @@ export function createFsPresignedHandler(store: FsBlobStore): FsPresignedHandler
       } else if (check.method === 'GET') {
         await serveGet(store, check.key, req, res);
       } else if (check.uploadId !== undefined && check.partNumber !== undefined) {
-        const etag = await store.writeUploadPart({ uploadId: check.uploadId, key: check.key }, check.partNumber, req);
+        const etag = await store.writeUploadPart(
+          { uploadId: check.uploadId, key: check.key },
+          check.partNumber,
+          req,
+        );
         res.writeHead(200, { ETag: `"${etag}"`, 'Content-Length': '0' }).end();
       } else {
         const sentType = req.headers['content-type'];
@@ -617,7 +652,12 @@ export function createFsPresignedMiddleware(
   };
 }
 
-async function serveGet(store: FsBlobStore, key: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serveGet(
+  store: FsBlobStore,
+  key: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const head = await store.head(key);
   if (!head) throw new BlobNotFoundError(key);
   let range: ByteRange | undefined;
@@ -634,7 +674,8 @@ async function serveGet(store: FsBlobStore, key: string, req: IncomingMessage, r
     'Last-Modified': head.lastModified.toUTCString(),
   };
   if (head.sha256) headers.ETag = `"${head.sha256}"`;
-  if (result.range) headers['Content-Range'] = `bytes ${result.range.start}-${result.range.end}/${result.totalSize}`;
+  if (result.range)
+    headers['Content-Range'] = `bytes ${result.range.start}-${result.range.end}/${result.totalSize}`;
   res.writeHead(result.range ? 206 : 200, headers);
   if (req.method === 'HEAD') {
     result.body.destroy();
@@ -666,7 +707,8 @@ export function parseRangeHeader(header: string, size: number): ByteRange | 'uns
   }
   const start = Number(startText);
   const end = endText === '' ? undefined : Number(endText);
-  if (!Number.isSafeInteger(start) || (end !== undefined && (!Number.isSafeInteger(end) || end < start))) return null;
+  if (!Number.isSafeInteger(start) || (end !== undefined && (!Number.isSafeInteger(end) || end < start)))
+    return null;
   if (start >= size) return 'unsatisfiable';
   return { start, end: end === undefined ? undefined : Math.min(end, size - 1) };
 }
@@ -676,9 +718,29 @@ function sendError(req: IncomingMessage, res: ServerResponse, status: number, me
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ error: message });
+  // The error body both hosts answer with (DECISIONS.md section 0).
+  const code: ErrorCode =
+    status === 403
+      ? 'forbidden'
+      : status === 404
+        ? 'not_found'
+        : status === 416
+          ? 'range_not_satisfiable'
+          : status >= 500
+            ? 'internal'
+            : 'validation_failed';
+  const rawUrl = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? '/';
+  const body = JSON.stringify({
+    detail: message,
+    code,
+    path: rawUrl.split('?')[0],
+    timestamp: new Date().toISOString(),
+  });
   // An unread upload body would otherwise be left in the keep-alive connection.
   if (!req.complete) res.setHeader('Connection', 'close');
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) });
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': String(Buffer.byteLength(body)),
+  });
   res.end(body);
 }

@@ -18,7 +18,11 @@ export class HashingStream extends Transform {
     callback();
   }
 
-  get size(): number {
+  /**
+   * Not named `size` or `length`: lib-storage's Upload reads those on a Body as its total length, and a
+   * count still growing would make it expect zero parts.
+   */
+  get bytesHashed(): number {
     return this.bytes;
   }
 

@@ -146,12 +146,12 @@ export class AmqpTransport implements MessageTransport {
   private readonly reconnectMaxDelayMs: number;
   private readonly startTimeoutMs: number;
 
-  private recovering: amqp.RecoveringChannelModel | null = null;
+  private recovering: Promise<amqp.RecoveringChannelModel> | null = null;
   private model: amqp.ChannelModel | null = null;
   private publishChannel: amqp.ConfirmChannel | null = null;
   private readonly subscriptions: Subscription[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
-  private connectedWaiters: Array<() => void> = [];
+  private connectedWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   private everConnected = false;
   private closing = false;
 
@@ -178,6 +178,7 @@ export class AmqpTransport implements MessageTransport {
     try {
       await this.waitUntilConnected(this.startTimeoutMs);
     } catch {
+      if (this.closing) return;
       this.logger.warn(
         { url: redact(this.url), waitedMs: this.startTimeoutMs },
         'amqp broker not reachable yet; continuing and reconnecting in the background',
@@ -192,29 +193,38 @@ export class AmqpTransport implements MessageTransport {
    */
   async connect(options: { waitForConnection?: boolean } = {}): Promise<void> {
     if (this.closing) throw new Error('amqp transport is closed');
-    if (!this.recovering) {
-      const recovering = await amqp.connect(this.url, {
-        clientProperties: { connection_name: this.serviceName },
-        recovery: {
-          initialDelay: this.reconnectInitialDelayMs,
-          maxDelay: this.reconnectMaxDelayMs,
-          factor: 2,
-          jitter: 0.2,
-          waitForConnect: false,
-          setup: (model: amqp.ChannelModel) => this.setupConnection(model),
-        },
-      });
-      this.recovering = recovering;
-      this.watchRecovery(recovering);
-    }
-    if (options.waitForConnection !== false) await this.recovering.waitForConnect();
+    // Kept as a promise so concurrent callers share one connection instead of racing to open two.
+    this.recovering ??= this.openRecovering().catch((error: unknown) => {
+      this.recovering = null;
+      throw error;
+    });
+    const recovering = await this.recovering;
+    if (options.waitForConnection !== false) await recovering.waitForConnect();
+  }
+
+  private async openRecovering(): Promise<amqp.RecoveringChannelModel> {
+    const recovering = await amqp.connect(this.url, {
+      clientProperties: { connection_name: this.serviceName },
+      // Bounds each connect attempt, so a black-holed broker address cannot stall recovery.
+      timeout: 10_000,
+      recovery: {
+        initialDelay: this.reconnectInitialDelayMs,
+        maxDelay: this.reconnectMaxDelayMs,
+        factor: 2,
+        jitter: 0.2,
+        waitForConnect: false,
+        setup: (model: amqp.ChannelModel) => this.setupConnection(model),
+      },
+    });
+    this.watchRecovery(recovering);
+    return recovering;
   }
 
   /** Resolves once connected (publish channel ready); rejects after `timeoutMs`. */
   waitUntilConnected(timeoutMs: number): Promise<void> {
     if (this.isConnected()) return Promise.resolve();
     return withTimeout(
-      new Promise<void>((resolve) => this.connectedWaiters.push(resolve)),
+      new Promise<void>((resolve, reject) => this.connectedWaiters.push({ resolve, reject })),
       timeoutMs,
       'waiting for the broker',
     );
@@ -307,6 +317,8 @@ export class AmqpTransport implements MessageTransport {
     this.closing = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    for (const waiter of this.connectedWaiters.splice(0))
+      waiter.reject(new Error('amqp transport is closed'));
     for (const sub of this.subscriptions) {
       if (sub.channel && sub.consumerTag) {
         const { channel, consumerTag } = sub;
@@ -328,7 +340,7 @@ export class AmqpTransport implements MessageTransport {
     this.publishChannel = null;
     if (publishChannel) await quietly(() => publishChannel.close(), CLOSE_STEP_TIMEOUT_MS);
     const recovering = this.recovering;
-    if (recovering) await quietly(() => recovering.close(), CLOSE_STEP_TIMEOUT_MS);
+    if (recovering) await quietly(async () => (await recovering).close(), CLOSE_STEP_TIMEOUT_MS);
     this.model = null;
   }
 
@@ -379,9 +391,7 @@ export class AmqpTransport implements MessageTransport {
     await channel.assertExchange(EVENTS_EXCHANGE, 'topic', { durable: true });
     this.model = model;
     this.publishChannel = channel;
-    const waiters = this.connectedWaiters;
-    this.connectedWaiters = [];
-    for (const resolve of waiters) resolve();
+    for (const waiter of this.connectedWaiters.splice(0)) waiter.resolve();
     // Consumers are set up outside this function: one broken subscription must not keep the
     // connection, and with it publishing, from coming up.
     for (const sub of this.subscriptions) void this.ensureAttached(sub);
@@ -402,12 +412,15 @@ export class AmqpTransport implements MessageTransport {
 
   private onPublishChannelClosed(model: amqp.ChannelModel, channel: amqp.ConfirmChannel): void {
     if (this.publishChannel === channel) this.publishChannel = null;
-    if (this.closing || this.model !== model) return;
-    // The connection is fine but its publish channel died (a channel-level error): bouncing the
-    // connection lets recovery rebuild everything the same way it does after an outage.
-    this.logger.warn({}, 'amqp publish channel closed; reconnecting');
-    this.onConnectionClosed(model);
-    void quietly(() => model.close(), CLOSE_STEP_TIMEOUT_MS);
+    // When the whole connection is going, its 'close' follows in the same tick; look again after it.
+    setImmediate(() => {
+      if (this.closing || this.model !== model) return;
+      // The connection is fine but its publish channel died (a channel-level error): bouncing the
+      // connection lets recovery rebuild everything the same way it does after an outage.
+      this.logger.warn({}, 'amqp publish channel closed; reconnecting');
+      this.onConnectionClosed(model);
+      void quietly(() => model.close(), CLOSE_STEP_TIMEOUT_MS);
+    });
   }
 
   /** Sets a subscription up on the current connection, retrying later when that fails. */

@@ -1,8 +1,9 @@
 import { Client } from 'pg';
 import { DataSource, type MixedList } from 'typeorm';
 
-// biome-ignore lint/complexity/noBannedTypes: TypeORM's own option types take class constructors.
-type Classes = MixedList<Function | string>;
+/** An entity or migration class. */
+export type ClassType = abstract new (...args: never[]) => unknown;
+type Classes = MixedList<ClassType | string>;
 
 export interface DataSourceSettings {
   url: string;
@@ -56,10 +57,12 @@ export async function ensureDatabaseExists(url: string): Promise<void> {
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (found.rowCount === 0) {
-      await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`).catch((error: { code?: string }) => {
-        // Another replica created it between our check and our create.
-        if (error.code !== '42P04') throw error;
-      });
+      await client
+        .query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`)
+        .catch((error: { code?: string }) => {
+          // Another replica created it between our check and our create.
+          if (error.code !== '42P04') throw error;
+        });
     }
   } finally {
     await client.end();

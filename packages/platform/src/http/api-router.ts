@@ -1,5 +1,5 @@
-import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import { ErrorBodyDto } from '@hwp/contracts';
+import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import type { OpenApiBuilder, OperationSpec } from './openapi';
 import { validateInput } from './validation';
 
@@ -14,7 +14,7 @@ export interface RouteSpec extends OperationSpec {
  * host's OpenAPI document, with body/query validation from the same DTO classes.
  */
 export class ApiRouter {
-  readonly router = Router();
+  readonly router: Router = Router();
 
   constructor(private readonly openapi: OpenApiBuilder) {}
 
@@ -22,8 +22,10 @@ export class ApiRouter {
     const { before = [], handler, ...operation } = spec;
     const responses = { ...operation.responses };
     // Every operation can fail with the shared error body; document it once here.
-    if (operation.body || operation.query) responses[400] ??= { description: 'Invalid input', schema: ErrorBodyDto };
-    if (operation.security?.length) responses[401] ??= { description: 'Missing or invalid credential', schema: ErrorBodyDto };
+    if (operation.body || operation.query)
+      responses[400] ??= { description: 'Invalid input', schema: ErrorBodyDto };
+    if (operation.security?.length)
+      responses[401] ??= { description: 'Missing or invalid credential', schema: ErrorBodyDto };
     this.openapi.add({ ...operation, responses });
 
     const validators: RequestHandler[] = [];

@@ -6,7 +6,7 @@ import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { ApiRouter } from './api-router';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
-import { type OpenApiInfo, OpenApiBuilder } from './openapi';
+import { OpenApiBuilder, type OpenApiInfo } from './openapi';
 import { requestContext } from './request-context';
 
 /** A dependency /readyz checks; throws (or rejects) when it is not reachable. */
@@ -20,6 +20,8 @@ export interface HttpAppOptions {
   readiness: Record<string, ReadinessCheck>;
   /** Adds the feature routes; everything registered on `api` lands in the OpenAPI document. */
   mount: (api: ApiRouter, app: Express) => void;
+  /** Path prefixes whose bodies are streamed by their handlers (never parsed as JSON). */
+  rawBodyPrefixes?: string[];
   /** Per-check timeout of /readyz. */
   readinessTimeoutMs?: number;
 }
@@ -59,7 +61,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
       genReqId: (req) => String(req.id),
       customAttributeKeys: { reqId: 'requestId' },
       autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      customLogLevel: (_req, res, error) =>
+        error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
       serializers: {
         req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
@@ -67,7 +70,11 @@ export function createHttpApp(options: HttpAppOptions): Express {
     }),
   );
   app.use(helmet());
-  app.use(express.json({ limit: options.jsonLimitBytes }));
+  const json = express.json({ limit: options.jsonLimitBytes });
+  const raw = options.rawBodyPrefixes ?? [];
+  app.use((req, res, next) =>
+    raw.some((prefix) => req.path.startsWith(prefix)) ? next() : json(req, res, next),
+  );
 
   const openapi = new OpenApiBuilder(options.openapi);
   const api = new ApiRouter(openapi);

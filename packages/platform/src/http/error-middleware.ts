@@ -16,7 +16,15 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Postgres and socket errors that mean "try again later", not "bug". */
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P03', '53300']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  '57P01',
+  '57P03',
+  '53300',
+]);
 
 /**
  * Maps any thrown value to an AppError. Known library failures (body-parser, multer, pg) get
@@ -28,21 +36,29 @@ export function toAppError(error: unknown): AppError {
   const e = error as HttpishError;
   // body-parser (express.json)
   if (e.type === 'entity.parse.failed') return new AppError('validation_failed', 400, 'Malformed JSON body');
-  if (e.type === 'entity.too.large') return new AppError('payload_too_large', 413, 'Request body is too large');
+  if (e.type === 'entity.too.large')
+    return new AppError('payload_too_large', 413, 'Request body is too large');
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
     return new AppError('unsupported_media_type', 415, 'Unsupported body encoding or charset');
   }
-  if (e.type === 'request.aborted') return new AppError('validation_failed', 400, 'Request aborted by the client');
+  if (e.type === 'request.aborted')
+    return new AppError('validation_failed', 400, 'Request aborted by the client');
   // multer
   if (e.code === 'LIMIT_FILE_SIZE' || e.code === 'LIMIT_FIELD_VALUE') {
     return new AppError('payload_too_large', 413, 'Uploaded file is too large');
   }
   if (e.code === 'LIMIT_FILE_COUNT' || e.code === 'LIMIT_PART_COUNT' || e.code === 'LIMIT_UNEXPECTED_FILE') {
-    return new AppError('validation_failed', 400, `Upload rejected: ${String((error as { message?: unknown }).message)}`);
+    return new AppError(
+      'validation_failed',
+      400,
+      `Upload rejected: ${String((error as { message?: unknown }).message)}`,
+    );
   }
   // pg
-  if (e.code === '23505') return new AppError('conflict', 409, 'A record with the same unique key already exists');
-  if (e.code === '23503') return new AppError('conflict', 409, 'A referenced record does not exist or is still in use');
+  if (e.code === '23505')
+    return new AppError('conflict', 409, 'A record with the same unique key already exists');
+  if (e.code === '23503')
+    return new AppError('conflict', 409, 'A referenced record does not exist or is still in use');
   if (e.code === '23514' || e.code === '22P02' || e.code === '22001') {
     return new AppError('validation_failed', 400, 'A value was rejected by a database constraint');
   }
@@ -61,7 +77,8 @@ export function toAppError(error: unknown): AppError {
   // Other http-errors style errors with a client status the library chose to expose.
   const status = e.status ?? e.statusCode;
   if (status && status >= 400 && status < 500 && e.expose) {
-    const code: ErrorCode = status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'validation_failed';
+    const code: ErrorCode =
+      status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'validation_failed';
     return new AppError(code, status, String((error as { message?: unknown }).message));
   }
   return new AppError('internal', 500, 'Internal server error', { cause: error });

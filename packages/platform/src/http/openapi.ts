@@ -48,7 +48,7 @@ function isClass(value: unknown): value is ClassConstructor<object> {
 /** `/files/:id` -> `/files/{id}` plus the parameter names. */
 export function toOpenApiPath(path: string): { path: string; params: string[] } {
   const params: string[] = [];
-  const converted = path.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => {
+  const converted = path.replace(/[:*]([A-Za-z0-9_]+)/g, (_m, name: string) => {
     params.push(name);
     return `{${name}}`;
   });
@@ -102,7 +102,9 @@ export class OpenApiBuilder {
         responses[status] = {
           description: spec.description,
           ...(spec.headers ? { headers: spec.headers } : {}),
-          ...(spec.schema ? { content: { [spec.contentType ?? 'application/json']: { schema: schemaOf(spec.schema) } } } : {}),
+          ...(spec.schema
+            ? { content: { [spec.contentType ?? 'application/json']: { schema: schemaOf(spec.schema) } } }
+            : {}),
         };
       }
       const requestBody = op.body
@@ -114,7 +116,9 @@ export class OpenApiBuilder {
       paths[path][op.method] = {
         summary: op.summary,
         ...(op.description ? { description: op.description } : {}),
-        operationId: op.operationId ?? `${op.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c?: string) => (c ? c.toUpperCase() : ''))}`,
+        operationId:
+          op.operationId ??
+          `${op.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c?: string) => (c ? c.toUpperCase() : ''))}`,
         tags: op.tags ?? [],
         ...(op.deprecated ? { deprecated: true } : {}),
         ...(parameters.length ? { parameters } : {}),
@@ -125,7 +129,12 @@ export class OpenApiBuilder {
     }
     return {
       openapi: '3.1.0',
-      info: { title: this.info.title, version: this.info.version, description: this.info.description, license: { name: 'Apache-2.0', identifier: 'Apache-2.0' } },
+      info: {
+        title: this.info.title,
+        version: this.info.version,
+        description: this.info.description,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
       ...(this.info.servers ? { servers: this.info.servers } : {}),
       paths,
       components: {

@@ -44,7 +44,7 @@ export function createBusProbeModule(deps: PlatformDeps) {
       Buffer.from(JSON.stringify({ id, origin: service, note, sentAt: sentAt.toISOString() })),
       { contentType: 'application/json' },
     );
-    const row = await dataSource.transaction(async (manager) => {
+    const row = await bus.transaction(async (manager) => {
       const probe = manager.create(BusProbeEntity, {
         id,
         direction: 'sent',
@@ -56,11 +56,15 @@ export function createBusProbeModule(deps: PlatformDeps) {
         storageSha256: stored.sha256,
       });
       await manager.insert(BusProbeEntity, probe);
-      const data: SystemProbeData = { probeId: probe.id, origin: service, note, sentAt: probe.sentAt.toISOString() };
+      const data: SystemProbeData = {
+        probeId: probe.id,
+        origin: service,
+        note,
+        sentAt: probe.sentAt.toISOString(),
+      };
       await bus.outbox.add(manager, { type: RoutingKeys.systemProbe, actor: 'system', data });
       return probe;
     });
-    bus.relay.nudge();
     return present(row);
   }
 
@@ -136,7 +140,9 @@ export function createBusProbeModule(deps: PlatformDeps) {
       handler: async (req, res) => {
         const id = String(req.params.id);
         const rows = /^[0-9a-f-]{36}$/i.test(id)
-          ? await dataSource.getRepository(BusProbeEntity).find({ where: { id }, order: { direction: 'ASC' } })
+          ? await dataSource
+              .getRepository(BusProbeEntity)
+              .find({ where: { id }, order: { direction: 'ASC' } })
           : [];
         if (rows.length === 0) throw new NotFoundError(`No probe ${id} here`);
         res.json(present(rows[0]));

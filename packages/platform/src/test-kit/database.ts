@@ -2,7 +2,8 @@ import { Client } from 'pg';
 import { newId } from '../ids';
 
 /** Postgres server the integration tests use (trust auth on this machine and in CI). */
-export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const TEST_POSTGRES_URL =
+  process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface TestDatabase {
   name: string;

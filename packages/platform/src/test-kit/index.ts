@@ -1,5 +1,5 @@
 export * from './database';
 export * from './eventually';
 export * from './s3rver';
-export * from './tcp-proxy';
 export * from './service';
+export * from './tcp-proxy';

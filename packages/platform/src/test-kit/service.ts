@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '../logger';
-import { type BaseConfig, createServiceRuntime, type ServiceDefinition, type ServiceRuntime } from '../runtime';
+import {
+  type BaseConfig,
+  createServiceRuntime,
+  type ServiceDefinition,
+  type ServiceRuntime,
+} from '../runtime';
 import { createTestDatabase } from './database';
 
 /** RabbitMQ the integration tests use. */

@@ -12,7 +12,8 @@ export interface TcpProxyTarget {
  */
 export class TcpProxy {
   private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
+  /** Each proxied connection: the client's socket and ours to the target. */
+  private readonly pairs = new Set<[Socket, Socket]>();
   private listenPort = 0;
   private closed = false;
 
@@ -39,7 +40,7 @@ export class TcpProxy {
 
   /** Number of client connections currently proxied. */
   connectionCount(): number {
-    return this.sockets.size / 2;
+    return this.pairs.size;
   }
 
   /** `url` with its host and port replaced by the proxy's. */
@@ -72,8 +73,11 @@ export class TcpProxy {
   async stop(): Promise<void> {
     const server = this.server;
     this.server = null;
-    for (const socket of this.sockets) socket.destroy();
-    this.sockets.clear();
+    for (const [client, upstream] of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    this.pairs.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
@@ -88,14 +92,13 @@ export class TcpProxy {
       return;
     }
     const upstream = tcpConnect({ host: this.target.host, port: this.target.port });
-    this.sockets.add(client);
-    this.sockets.add(upstream);
+    const pair: [Socket, Socket] = [client, upstream];
+    this.pairs.add(pair);
     // Either side ending or failing takes the other down, like a dropped network path would.
     const teardown = (): void => {
       client.destroy();
       upstream.destroy();
-      this.sockets.delete(client);
-      this.sockets.delete(upstream);
+      this.pairs.delete(pair);
     };
     client.on('error', teardown);
     upstream.on('error', teardown);

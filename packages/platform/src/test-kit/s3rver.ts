@@ -1,0 +1,68 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+/** The slice of s3rver 3.x we use (the package ships no types). */
+interface S3rverInstance {
+  run(): Promise<AddressInfo>;
+  close(): Promise<void>;
+}
+type S3rverConstructor = new (options: {
+  address: string;
+  port: number;
+  silent: boolean;
+  directory: string;
+  resetOnClose: boolean;
+  configureBuckets: { name: string }[];
+}) => S3rverInstance;
+
+export interface RunningS3rver {
+  /** `http://127.0.0.1:<port>`; use with forcePathStyle. */
+  endpoint: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  region: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an in-process s3rver on a free port, storing into a fresh temp folder, with one bucket.
+ * s3rver accepts SigV4 requests and presigned URLs without checking the signature (it only checks the key
+ * id and expiry), does not implement AbortMultipartUpload, and does not enforce the 5 MB minimum part size.
+ */
+export async function startS3rver(options: { bucket?: string } = {}): Promise<RunningS3rver> {
+  // A plain require: without type declarations an import would not compile.
+  const S3rver: S3rverConstructor = require('s3rver');
+  const directory = await mkdtemp(path.join(tmpdir(), 's3rver-'));
+  const bucket = options.bucket ?? 'test-bucket';
+  const server = new S3rver({
+    // An IP rather than localhost: s3rver treats other host names as virtual-hosted bucket names.
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    resetOnClose: false,
+    configureBuckets: [{ name: bucket }],
+  });
+  let address: AddressInfo;
+  try {
+    address = await server.run();
+  } catch (error) {
+    await rm(directory, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    endpoint: `http://127.0.0.1:${address.port}`,
+    bucket,
+    // s3rver's built-in account.
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    region: 'us-east-1',
+    async stop() {
+      await server.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
