@@ -1,5 +1,6 @@
 import type { ClassConstructor } from 'class-transformer';
 import { getMetadataStorage } from 'class-validator';
+import type { IOptions } from 'class-validator-jsonschema/build/options';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 
 export type JsonSchema = Record<string, unknown>;
@@ -39,6 +40,11 @@ export interface OpenApiInfo {
   securitySchemes?: Record<string, JsonSchema>;
 }
 
+// class-transformer keeps its @Type() metadata in an entry point without typings.
+const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as {
+  defaultMetadataStorage: IOptions['classTransformerMetadataStorage'];
+};
+
 const REF_PREFIX = '#/components/schemas/';
 
 function isClass(value: unknown): value is ClassConstructor<object> {
@@ -76,6 +82,8 @@ export class OpenApiBuilder {
     const schemas = validationMetadatasToSchemas({
       refPointerPrefix: REF_PREFIX,
       classValidatorMetadataStorage: getMetadataStorage(),
+      // Lets @Type(() => Dto) arrays and nested objects resolve to their schemas.
+      classTransformerMetadataStorage: defaultMetadataStorage,
     }) as Record<string, JsonSchema>;
     const schemaOf = (value: ClassConstructor<object> | JsonSchema): JsonSchema =>
       isClass(value) ? { $ref: `${REF_PREFIX}${value.name}` } : value;
