@@ -8,7 +8,7 @@ module.exports = {
   transform: {
     '^.+\\.ts$': [
       'ts-jest',
-      { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true, diagnostics: false },
+      { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false },
     ],
   },
   moduleNameMapper: {
