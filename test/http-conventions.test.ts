@@ -66,7 +66,10 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
   it('rejects unknown and invalid fields with every field named', async () => {
     const res = await request(service.app).post(probesPath).send({ note: 5, extra: true }).expect(400);
     expectErrorBody(res.body, 'validation_failed', probesPath);
-    expect([...new Set(res.body.errors.map((e: { field: string }) => e.field))].sort()).toEqual(['extra', 'note']);
+    expect([...new Set(res.body.errors.map((e: { field: string }) => e.field))].sort()).toEqual([
+      'extra',
+      'note',
+    ]);
   });
 
   it('echoes X-Request-Id and writes it into the log line of the request', async () => {

@@ -23,3 +23,4 @@ export * from './ops/bus-probe.entity';
 export * from './ops/bus-probe.module';
 export * from './ops/ops-auth';
 export * from './runtime';
+export * from './service-app';

@@ -1,9 +1,7 @@
 import {
-  BusProbeEntity,
-  busEntities,
-  CreateBusProbes1763700000001,
-  CreateBusTables1763700000000,
-  createBusProbeModule,
+  platformEntities,
+  platformMigrations,
+  registerPlatformConsumers,
   type ServiceDefinition,
 } from '@hwp/platform';
 import { createApp } from './app';
@@ -12,14 +10,9 @@ import type { CollabConfig } from './config';
 /** The collab-service: its schema, its app and its consumers, for main.ts, the embedded runner and tests. */
 export const collabService: ServiceDefinition<CollabConfig> = {
   name: 'collab-service',
-  entities: [...busEntities, BusProbeEntity],
-  migrations: [CreateBusTables1763700000000, CreateBusProbes1763700000001],
+  entities: [...platformEntities],
+  migrations: [...platformMigrations],
   blobRoutePrefix: '/v1/blobs',
   createApp,
-  async registerConsumers(deps) {
-    await createBusProbeModule(deps).registerConsumer();
-  },
+  registerConsumers: registerPlatformConsumers,
 };
-
-/** Database the service owns when it runs on a shared Postgres server. */
-export const COLLAB_DATABASE = 'collab';

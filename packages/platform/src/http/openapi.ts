@@ -1,7 +1,7 @@
 import type { ClassConstructor } from 'class-transformer';
 import { getMetadataStorage } from 'class-validator';
-import type { IOptions } from 'class-validator-jsonschema/build/options';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
+import type { IOptions } from 'class-validator-jsonschema/build/options';
 
 export type JsonSchema = Record<string, unknown>;
 

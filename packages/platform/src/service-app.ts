@@ -1,0 +1,68 @@
+import type { Express } from 'express';
+import { busEntities, busMigrations } from './bus';
+import type { ApiRouter } from './http/api-router';
+import { mountBlobRoutes } from './http/blob-routes';
+import { createHttpApp } from './http/create-app';
+import type { OpenApiInfo } from './http/openapi';
+import { CreateBusProbes1763700000001 } from './ops/1763700000001-create-bus-probes';
+import { BusProbeEntity } from './ops/bus-probe.entity';
+import { createBusProbeModule } from './ops/bus-probe.module';
+import type { BaseConfig, PlatformDeps } from './runtime';
+
+/** Tables every service has (outbox, inbox, bus probes); services spread these into their lists. */
+export const platformEntities = [...busEntities, BusProbeEntity];
+export const platformMigrations = [...busMigrations, CreateBusProbes1763700000001];
+
+export interface ServiceAppOptions {
+  openapi: Omit<OpenApiInfo, 'version'> & { version?: string };
+  /** Where the operator routes live (`/system` on the API host, `/v1/system` on collab). */
+  opsPrefix: string;
+  /** The service's own feature routes. */
+  mount?: (api: ApiRouter, app: Express) => void;
+}
+
+/**
+ * The app of a service: the shared HTTP conventions, readiness of database, broker and storage,
+ * operator routes, local pre-signed blob URLs, then the service's features.
+ */
+export function createServiceApp<C extends BaseConfig>(
+  deps: PlatformDeps<C>,
+  options: ServiceAppOptions,
+): Express {
+  const probes = createBusProbeModule(deps);
+  return createHttpApp({
+    service: deps.service,
+    logger: deps.logger,
+    jsonLimitBytes: deps.config.JSON_BODY_LIMIT_KB * 1024,
+    rawBodyPrefixes: [`${deps.blobRoutePrefix}/`],
+    openapi: {
+      version: '1',
+      ...options.openapi,
+      securitySchemes: {
+        opsToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'OPS_TOKEN of the deployment (operator routes)',
+        },
+        ...options.openapi.securitySchemes,
+      },
+    },
+    readiness: {
+      database: async () => {
+        await deps.dataSource.query('SELECT 1');
+      },
+      broker: () => deps.bus.transport.ping(),
+      storage: () => deps.blobs.ping(),
+    },
+    mount: (api, app) => {
+      probes.mount(api, options.opsPrefix);
+      mountBlobRoutes(api, deps);
+      options.mount?.(api, app);
+    },
+  });
+}
+
+/** Consumers every service runs (bus probes). */
+export async function registerPlatformConsumers<C extends BaseConfig>(deps: PlatformDeps<C>): Promise<void> {
+  await createBusProbeModule(deps).registerConsumer();
+}
