@@ -31,7 +31,7 @@ function load(port) {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
-const config = loadApiConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info', PORT: '0' });
+const config = loadApiConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
 const runtime = await createServiceRuntime(apiService, config, {
   logger: createLogger({ service: 'api-service', level: 'info' }),
 });
