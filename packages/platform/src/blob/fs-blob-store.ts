@@ -485,24 +485,16 @@ function isMissing(error: unknown): boolean {
 interface SignedFields {
   method: 'GET' | 'PUT';
   key: string;
+  /** Epoch milliseconds. */
   expires: number;
   uploadId?: string;
   partNumber?: number;
+  /** Set when the URL was presigned for a content type; the PUT must send exactly this Content-Type. */
   contentType?: string;
 }
 
 export type FsPresignedCheck =
-  | {
-      ok: true;
-      method: 'GET' | 'PUT';
-      key: string;
-      /** Epoch milliseconds. */
-      expires: number;
-      uploadId?: string;
-      partNumber?: number;
-      /** Set when the URL was presigned for a content type; the PUT must send exactly this Content-Type. */
-      contentType?: string;
-    }
+  | ({ ok: true } & SignedFields)
   | {
       ok: false;
       /** not-presigned: no signature parameters, or a path outside the base path; someone else's request. */
