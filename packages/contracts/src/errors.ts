@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'otp_expired',
   'otp_invalid',
   'email_exists',
+  'email_not_confirmed',
   'weak_password',
   'tenant_required',
   'unavailable',

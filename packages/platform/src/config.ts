@@ -31,6 +31,14 @@ export function baseConfigSpecs(defaultPort: number) {
     DATABASE_URL: url({ default: undefined, desc: 'Postgres URL; absent = embedded PGlite in DATA_DIR' }),
     DATA_DIR: str({ default: '.data', desc: 'Folder of the embedded database, blobs and keys' }),
     AMQP_URL: url({ default: undefined, desc: 'RabbitMQ URL; absent = in-process bus' }),
+    AMQP_NAMESPACE: str({
+      default: '',
+      desc: 'Prefix of exchange and queue names (several environments on one broker)',
+    }),
+    AMQP_QUEUE_EXPIRES_MS: num({
+      default: undefined,
+      desc: 'Unused queues are deleted after this long (ephemeral environments only)',
+    }),
     S3_BUCKET: str({ default: undefined, desc: 'Bucket; absent = local blob folder' }),
     S3_ENDPOINT: url({ default: undefined, desc: 'S3-compatible endpoint (MinIO); absent = AWS' }),
     S3_REGION: str({ default: 'us-east-1' }),

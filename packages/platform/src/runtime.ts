@@ -21,6 +21,8 @@ export interface BaseConfig {
   readonly DATABASE_URL?: string;
   readonly DATA_DIR: string;
   readonly AMQP_URL?: string;
+  readonly AMQP_NAMESPACE: string;
+  readonly AMQP_QUEUE_EXPIRES_MS?: number;
   readonly S3_BUCKET?: string;
   readonly S3_ENDPOINT?: string;
   readonly S3_REGION: string;
@@ -145,6 +147,8 @@ export async function createServiceRuntime<C extends BaseConfig>(
           logger,
           maxAttempts: config.BUS_MAX_ATTEMPTS,
           retryDelayMs: config.BUS_RETRY_DELAY_MS,
+          namespace: config.AMQP_NAMESPACE,
+          queueExpiresMs: config.AMQP_QUEUE_EXPIRES_MS,
         })
       : (options.broker ?? new MemoryBroker(logger)).transport(definition.name);
     const bus = createBus({

@@ -22,6 +22,16 @@ export interface AmqpTransportOptions {
   reconnectInitialDelayMs?: number;
   /** Cap of the reconnect delay (default 10000 ms). */
   reconnectMaxDelayMs?: number;
+  /**
+   * Prefix of the exchange and queue names, so several environments (or test runs) share one broker
+   * without seeing each other's messages. Default none: exchange `hwp.events`.
+   */
+  namespace?: string;
+  /**
+   * Deletes a consumer's queues after they have been unused this long (`x-expires`). For ephemeral
+   * environments only: a queue declared with it cannot be redeclared without it.
+   */
+  queueExpiresMs?: number;
   /** AMQP heartbeat, which detects a silently dead connection (default 10 s). */
   heartbeatSeconds?: number;
   /** How long start() waits for the first connection before carrying on in the background (default 5000 ms). */
@@ -145,6 +155,9 @@ export class AmqpTransport implements MessageTransport {
   private readonly reconnectInitialDelayMs: number;
   private readonly reconnectMaxDelayMs: number;
   private readonly startTimeoutMs: number;
+  private readonly namespace: string;
+  private readonly exchange: string;
+  private readonly queueArguments: Record<string, unknown>;
 
   private recovering: Promise<amqp.RecoveringChannelModel> | null = null;
   private model: amqp.ChannelModel | null = null;
@@ -166,6 +179,9 @@ export class AmqpTransport implements MessageTransport {
     this.reconnectInitialDelayMs = options.reconnectInitialDelayMs ?? 250;
     this.reconnectMaxDelayMs = options.reconnectMaxDelayMs ?? 10_000;
     this.startTimeoutMs = options.startTimeoutMs ?? 5000;
+    this.namespace = options.namespace ?? '';
+    this.exchange = `${this.namespace}${EVENTS_EXCHANGE}`;
+    this.queueArguments = options.queueExpiresMs ? { 'x-expires': options.queueExpiresMs } : {};
   }
 
   /**
@@ -238,7 +254,7 @@ export class AmqpTransport implements MessageTransport {
     const channel = this.publishChannel;
     if (!this.isConnected() || !channel) throw new Error('amqp transport is not connected');
     // A round trip, so a connection that died without a close frame is caught too.
-    await withTimeout(channel.checkExchange(EVENTS_EXCHANGE), this.confirmTimeoutMs, 'broker ping');
+    await withTimeout(channel.checkExchange(this.exchange), this.confirmTimeoutMs, 'broker ping');
   }
 
   async publish(envelope: EventEnvelope): Promise<void> {
@@ -247,7 +263,7 @@ export class AmqpTransport implements MessageTransport {
     await this.confirmed(
       (done) =>
         channel.publish(
-          EVENTS_EXCHANGE,
+          this.exchange,
           envelope.type,
           Buffer.from(JSON.stringify(envelope)),
           {
@@ -273,7 +289,7 @@ export class AmqpTransport implements MessageTransport {
   async subscribe(options: SubscribeOptions, handler: Handler): Promise<void> {
     if (this.closing) throw new Error('amqp transport is closed');
     if (options.patterns.length === 0) throw new Error(`consumer ${options.consumer} has no patterns`);
-    const queue = queueNameOf(this.serviceName, options.consumer);
+    const queue = `${this.namespace}${queueNameOf(this.serviceName, options.consumer)}`;
     if (this.subscriptions.some((s) => s.queue === queue)) {
       throw new Error(`consumer ${options.consumer} is already subscribed on this transport`);
     }
@@ -388,7 +404,7 @@ export class AmqpTransport implements MessageTransport {
       this.logger.warn({ err: describeError(error) }, 'amqp publish channel error'),
     );
     channel.once('close', () => this.onPublishChannelClosed(model, channel));
-    await channel.assertExchange(EVENTS_EXCHANGE, 'topic', { durable: true });
+    await channel.assertExchange(this.exchange, 'topic', { durable: true });
     this.model = model;
     this.publishChannel = channel;
     for (const waiter of this.connectedWaiters.splice(0)) waiter.resolve();
@@ -450,17 +466,18 @@ export class AmqpTransport implements MessageTransport {
         this.logger.warn({ queue: sub.queue, err: describeError(error) }, 'amqp consumer channel error'),
       );
       ch.once('close', () => this.onConsumerChannelClosed(sub, model, ch));
-      await ch.assertExchange(EVENTS_EXCHANGE, 'topic', { durable: true });
-      await ch.assertQueue(sub.queue, { durable: true });
+      await ch.assertExchange(this.exchange, 'topic', { durable: true });
+      await ch.assertQueue(sub.queue, { durable: true, arguments: this.queueArguments });
       // Expired retries return to the main queue through the default exchange. The delay is set per
       // message (`expiration`) rather than as x-message-ttl so a config change needs no queue redeclare.
       await ch.assertQueue(`${sub.queue}.retry`, {
         durable: true,
         deadLetterExchange: '',
         deadLetterRoutingKey: sub.queue,
+        arguments: this.queueArguments,
       });
-      await ch.assertQueue(`${sub.queue}.dlq`, { durable: true });
-      for (const pattern of sub.patterns) await ch.bindQueue(sub.queue, EVENTS_EXCHANGE, pattern);
+      await ch.assertQueue(`${sub.queue}.dlq`, { durable: true, arguments: this.queueArguments });
+      for (const pattern of sub.patterns) await ch.bindQueue(sub.queue, this.exchange, pattern);
       await ch.prefetch(sub.prefetch);
       sub.channel = ch;
       const { consumerTag } = await ch.consume(sub.queue, (message) => this.onDelivery(sub, ch, message), {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,10 @@ export async function startTestService<C extends BaseConfig>(
     AMQP_URL: TEST_AMQP_URL,
     DATA_DIR: dataDir,
     OUTBOX_POLL_MS: '50',
+    // Each test service gets its own exchange and queues: parallel test files never steal each
+    // other's messages, and the broker drops the queues a few minutes after the run.
+    AMQP_NAMESPACE: `test-${randomBytes(4).toString('hex')}.`,
+    AMQP_QUEUE_EXPIRES_MS: '300000',
     ...env,
   });
   const logs: Record<string, unknown>[] = [];

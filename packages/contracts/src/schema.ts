@@ -1,0 +1,18 @@
+import { JSONSchema } from 'class-validator-jsonschema';
+
+/**
+ * Marks a response property as possibly `null` in the OpenAPI schema (the class-validator
+ * decorators describe the non-null value).
+ */
+export function Nullable(): PropertyDecorator {
+  return JSONSchema((source) =>
+    '$ref' in source || 'allOf' in source || 'anyOf' in source || !source.type
+      ? { anyOf: [source, { type: 'null' }] }
+      : ({ ...source, type: [source.type, 'null'] } as typeof source),
+  ) as PropertyDecorator;
+}
+
+/** A free-form JSON object in the OpenAPI schema. */
+export function FreeFormObject(description?: string): PropertyDecorator {
+  return JSONSchema({ type: 'object', additionalProperties: true, ...(description ? { description } : {}) }) as PropertyDecorator;
+}

@@ -1,0 +1,227 @@
+import { Type } from 'class-transformer';
+import {
+  IsArray,
+  IsEmail,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUrl,
+  IsUUID,
+  Matches,
+  MaxLength,
+  ValidateNested,
+} from 'class-validator';
+import { FreeFormObject, Nullable } from './schema';
+
+/** Membership roles of a tenant, lowest to highest (DECISIONS.md section 2). */
+export const TENANT_ROLES = ['member', 'admin', 'owner'] as const;
+export type TenantRole = (typeof TENANT_ROLES)[number];
+
+/** Tenant slugs: lowercase letters, digits and single dashes, 2 to 63 characters. */
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){1,62}$/;
+
+/** `POST /tenant/create`: the caller becomes owner. */
+export class CreateTenantRequest {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  name: string;
+
+  /** Derived from the name when absent. */
+  @IsOptional()
+  @Matches(SLUG_PATTERN, { message: 'slug must be 2-63 lowercase letters, digits or single dashes' })
+  slug?: string;
+}
+
+/** `PUT /tenant/{tenant_id}` (admin+): the fields given are changed. */
+export class UpdateTenantRequest {
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  name?: string;
+
+  @IsOptional()
+  @Matches(SLUG_PATTERN, { message: 'slug must be 2-63 lowercase letters, digits or single dashes' })
+  slug?: string;
+
+  /** Replaces the settings object. */
+  @IsOptional()
+  @IsObject()
+  @FreeFormObject('Tenant settings, replaced as a whole')
+  settings?: Record<string, unknown>;
+}
+
+/** A tenant as its members see it, with the caller's role. */
+export class Tenant {
+  @IsUUID()
+  id: string;
+
+  @IsString()
+  name: string;
+
+  @IsString()
+  slug: string;
+
+  @IsObject()
+  @FreeFormObject()
+  settings: Record<string, unknown>;
+
+  @IsUUID()
+  @Nullable()
+  created_by: string | null;
+
+  @IsISO8601()
+  created_at: string;
+
+  @IsISO8601()
+  updated_at: string;
+
+  /** The caller's role in this tenant. */
+  @IsIn(TENANT_ROLES)
+  role: TenantRole;
+}
+
+export class TenantList {
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => Tenant)
+  items: Tenant[];
+
+  @IsInt()
+  total: number;
+
+  @IsInt()
+  page: number;
+
+  @IsInt()
+  pageSize: number;
+}
+
+export class TenantMember {
+  @IsUUID()
+  user_id: string;
+
+  @IsString()
+  email: string;
+
+  @IsString()
+  phone: string;
+
+  @IsString()
+  @Nullable()
+  first_name: string | null;
+
+  @IsString()
+  @Nullable()
+  last_name: string | null;
+
+  @IsIn(TENANT_ROLES)
+  role: TenantRole;
+
+  @IsISO8601()
+  created_at: string;
+}
+
+export class TenantMemberList {
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => TenantMember)
+  items: TenantMember[];
+
+  @IsInt()
+  total: number;
+
+  @IsInt()
+  page: number;
+
+  @IsInt()
+  pageSize: number;
+}
+
+/** `POST /tenant/{tenant_id}/members` (admin+): adds an existing account. */
+export class AddTenantMemberRequest {
+  @IsEmail()
+  @MaxLength(254)
+  email: string;
+
+  @IsIn(TENANT_ROLES)
+  role: TenantRole;
+}
+
+/** `PATCH /tenant/{tenant_id}/members/{user_id}` (admin+; owner to grant or take owner). */
+export class UpdateTenantMemberRequest {
+  @IsIn(TENANT_ROLES)
+  role: TenantRole;
+}
+
+export class ProfileTenant {
+  @IsUUID()
+  id: string;
+
+  @IsString()
+  name: string;
+
+  @IsIn(TENANT_ROLES)
+  role: TenantRole;
+}
+
+/** `GET /profile` (DECISIONS.md section 2). */
+export class Profile {
+  @IsUUID()
+  id: string;
+
+  @IsString()
+  email: string;
+
+  @IsString()
+  phone: string;
+
+  @IsString()
+  @Nullable()
+  first_name: string | null;
+
+  @IsString()
+  @Nullable()
+  last_name: string | null;
+
+  @IsString()
+  @Nullable()
+  avatar_url: string | null;
+
+  @IsUUID()
+  @Nullable()
+  default_tenant_id: string | null;
+
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => ProfileTenant)
+  tenants: ProfileTenant[];
+}
+
+/** `PUT /profile`: the fields given are changed; `null` clears a name or avatar. */
+export class UpdateProfileRequest {
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  first_name?: string | null;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  last_name?: string | null;
+
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_protocol: true })
+  @MaxLength(2048)
+  avatar_url?: string | null;
+
+  /** Must be a tenant the caller belongs to. */
+  @IsOptional()
+  @IsUUID()
+  default_tenant_id?: string | null;
+}
