@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import { busEntities, busMigrations } from './bus';
+import { CreateRateLimitCounters1763700000002 } from './http/1763700000002-create-rate-limit-counters';
 import type { ApiRouter } from './http/api-router';
 import { mountBlobRoutes } from './http/blob-routes';
 import { createHttpApp } from './http/create-app';
@@ -9,9 +10,16 @@ import { BusProbeEntity } from './ops/bus-probe.entity';
 import { createBusProbeModule } from './ops/bus-probe.module';
 import type { BaseConfig, PlatformDeps } from './runtime';
 
-/** Tables every service has (outbox, inbox, bus probes); services spread these into their lists. */
+/**
+ * Tables every service has (outbox, inbox, bus probes, rate-limit counters); services spread these
+ * into their lists.
+ */
 export const platformEntities = [...busEntities, BusProbeEntity];
-export const platformMigrations = [...busMigrations, CreateBusProbes1763700000001];
+export const platformMigrations = [
+  ...busMigrations,
+  CreateBusProbes1763700000001,
+  CreateRateLimitCounters1763700000002,
+];
 
 export interface ServiceAppOptions {
   openapi: Omit<OpenApiInfo, 'version'> & { version?: string };

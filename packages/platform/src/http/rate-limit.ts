@@ -1,0 +1,123 @@
+import type { Request } from 'express';
+import {
+  ipKeyGenerator,
+  type RateLimitInfo,
+  type Logger as RateLimitLogger,
+  type RateLimitRequestHandler,
+  rateLimit,
+} from 'express-rate-limit';
+import type { DataSource } from 'typeorm';
+import { AppError } from '../errors';
+import type { Logger } from '../logger';
+import { PostgresRateLimitStore, RateLimitStoreError } from './postgres-rate-limit-store';
+
+/** One limit a route (or a group of routes) enforces. */
+export interface RateLimitRule {
+  /**
+   * Policy name: names the quota in the `RateLimit` / `RateLimit-Policy` headers and prefixes
+   * the stored keys, so each rule has its own counters. Letters, digits, `.`, `_`, `-`.
+   */
+  name: string;
+  /** Requests allowed per window; the next one answers 429. */
+  limit: number;
+  windowMs: number;
+  /**
+   * The bucket a request counts against (`clientKey` for per-user-else-IP limits). Runs before
+   * validation, so it must cope with any input.
+   */
+  key(req: Request): string;
+  /** Count only failed requests (status >= 400), e.g. wrong passwords. */
+  skipSuccessfulRequests?: boolean;
+  /** Count only successful requests (status < 400). */
+  skipFailedRequests?: boolean;
+  /** The `detail` of the 429 body. */
+  message?: string;
+}
+
+export interface RateLimiterDeps {
+  dataSource: DataSource;
+  logger: Logger;
+  /** No DATABASE_URL: PGlite serves one connection at a time, so counters stay in memory. */
+  embedded: boolean;
+}
+
+const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/**
+ * The rate-limit key of a request (DECISIONS.md section 8): `user:<id>` when authenticated,
+ * else `ip:<address>`, with IPv6 addresses bucketed by /64 (one subscriber's prefix).
+ */
+export function clientKey(req: Request): string {
+  const user = (req as { user?: unknown }).user;
+  if (typeof user === 'object' && user !== null) {
+    const { id, sub } = user as { id?: unknown; sub?: unknown };
+    const userId = typeof id === 'string' && id ? id : typeof sub === 'string' && sub ? sub : undefined;
+    if (userId) return `user:${userId}`;
+  }
+  // req.ip is undefined once the socket is gone; such requests share one bucket.
+  return `ip:${req.ip ? ipKeyGenerator(req.ip, 64) : 'unknown'}`;
+}
+
+/** Seconds until the window resets, at least 1 so a clock skew never invites an instant retry. */
+function retryAfterSeconds(req: Request): number {
+  const resetTime = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit?.resetTime;
+  return resetTime ? Math.max(1, Math.ceil((resetTime.getTime() - Date.now()) / 1000)) : 1;
+}
+
+/**
+ * A rate-limit middleware for `before` of a route. Counters live in Postgres (shared by all
+ * replicas) or, in embedded mode, in memory. Over the limit it forwards
+ * `AppError('rate_limited', 429)`, so the error middleware writes the house error body; the
+ * `Retry-After`, `RateLimit-Policy` and `RateLimit` headers are already set by then.
+ * Create limiters when the app is built, never inside a request.
+ */
+export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): RateLimitRequestHandler {
+  if (!RULE_NAME.test(rule.name)) throw new Error(`rate-limit rule name "${rule.name}" is not a token`);
+  if (!Number.isInteger(rule.limit) || rule.limit < 1) {
+    throw new Error(`rate-limit rule "${rule.name}": limit must be a positive integer`);
+  }
+  const log = deps.logger.child({ rateLimit: rule.name });
+  const detail = rule.message ?? 'Too many requests, try again later';
+  // express-rate-limit reports misconfigurations (ERR_ERL_*) and store failures through this.
+  const logger: RateLimitLogger = {
+    error(error, message) {
+      if (error instanceof RateLimitStoreError) {
+        log.warn({ err: error }, 'rate-limit store unavailable, request let through');
+      } else {
+        log.error({ err: error }, message ?? 'express-rate-limit error');
+      }
+    },
+    warn(error, message) {
+      log.warn({ err: error }, message ?? 'express-rate-limit warning');
+    },
+  };
+
+  return rateLimit({
+    windowMs: rule.windowMs,
+    limit: rule.limit,
+    // Passed as is: express-rate-limit reads its source to flag a key built from req.ip
+    // without ipKeyGenerator (IPv6 users could rotate addresses inside their prefix).
+    keyGenerator: rule.key,
+    identifier: rule.name,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    retryAfter: retryAfterSeconds,
+    skipSuccessfulRequests: rule.skipSuccessfulRequests ?? false,
+    skipFailedRequests: rule.skipFailedRequests ?? false,
+    // Undefined: express-rate-limit's MemoryStore, one per limiter.
+    store: deps.embedded
+      ? undefined
+      : new PostgresRateLimitStore({ dataSource: deps.dataSource, logger: log, prefix: `${rule.name}:` }),
+    // Fail open: see PostgresRateLimitStore.
+    passOnStoreError: true,
+    handler: (_req, _res, next) => {
+      next(new AppError('rate_limited', 429, detail));
+    },
+    logger,
+    // All validations stay on. The ones about `trust proxy`, X-Forwarded-For, Forwarded and
+    // req.ip run only inside the default keyGenerator, which a rule always replaces; the app's
+    // 'loopback, linklocal, uniquelocal' would pass them anyway (only `true` is flagged). The
+    // rest check this configuration or the store and each logs at most once per limiter.
+    validate: true,
+  });
+}
