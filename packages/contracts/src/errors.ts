@@ -22,6 +22,8 @@ export const ERROR_CODES = [
   'otp_invalid',
   'email_exists',
   'email_not_confirmed',
+  'phone_exists',
+  'phone_not_confirmed',
   'weak_password',
   'tenant_required',
   'unavailable',

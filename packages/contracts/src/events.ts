@@ -58,6 +58,7 @@ export interface UserUpdatedData {
   phone: string | null;
   firstName?: string | null;
   lastName?: string | null;
+  avatarUrl?: string | null;
 }
 
 /** Reads the version number out of a routing key (`file.uploaded.v1` -> 1). */

@@ -14,5 +14,9 @@ export function Nullable(): PropertyDecorator {
 
 /** A free-form JSON object in the OpenAPI schema. */
 export function FreeFormObject(description?: string): PropertyDecorator {
-  return JSONSchema({ type: 'object', additionalProperties: true, ...(description ? { description } : {}) }) as PropertyDecorator;
+  return JSONSchema({
+    type: 'object',
+    additionalProperties: true,
+    ...(description ? { description } : {}),
+  }) as PropertyDecorator;
 }

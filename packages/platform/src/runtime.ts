@@ -88,7 +88,7 @@ export interface ServiceRuntime<C extends BaseConfig> {
 const OUTBOX_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /** A secret generated once and kept in the data folder (embedded mode needs no setup). */
-function persistentSecret(dir: string, file: string): string {
+export function persistentSecret(dir: string, file: string): string {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, file);
   try {

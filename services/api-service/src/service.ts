@@ -6,13 +6,37 @@ import {
 } from '@hwp/platform';
 import { createApp } from './app';
 import type { ApiConfig } from './config';
+import { CreateAccounts1763800000000 } from './db/migrations/1763800000000-CreateAccounts';
+import { IdentityEntity } from './modules/auth/identity.entity';
+import { OneTimeCodeEntity } from './modules/auth/one-time-code.entity';
+import { AuthSessionEntity, RefreshTokenEntity } from './modules/auth/session.entity';
+import { UserEntity } from './modules/auth/user.entity';
+import {
+  createNotificationsModule,
+  notificationEntities,
+  notificationMigrations,
+} from './modules/notifications';
+import { TenantEntity, TenantMemberEntity } from './modules/tenants/tenant.entity';
+
+const accountEntities = [
+  UserEntity,
+  IdentityEntity,
+  AuthSessionEntity,
+  RefreshTokenEntity,
+  OneTimeCodeEntity,
+  TenantEntity,
+  TenantMemberEntity,
+];
 
 /** The api-service: its schema, its app and its consumers, for main.ts, the embedded runner and tests. */
 export const apiService: ServiceDefinition<ApiConfig> = {
   name: 'api-service',
-  entities: [...platformEntities],
-  migrations: [...platformMigrations],
+  entities: [...platformEntities, ...accountEntities, ...notificationEntities],
+  migrations: [...platformMigrations, CreateAccounts1763800000000, ...notificationMigrations],
   blobRoutePrefix: '/blobs',
   createApp,
-  registerConsumers: registerPlatformConsumers,
+  async registerConsumers(deps) {
+    await registerPlatformConsumers(deps);
+    await createNotificationsModule(deps).registerConsumer();
+  },
 };

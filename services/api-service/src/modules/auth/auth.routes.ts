@@ -1,0 +1,436 @@
+import {
+  AuthResponse,
+  CookieQuery,
+  EmailCodeRequest,
+  ErrorBodyDto,
+  JwkSet,
+  LoginRequest,
+  LogoutQuery,
+  MessageResponse,
+  PhoneLoginRequest,
+  PhoneOtpRequest,
+  RefreshRequest,
+  SignupRequest,
+  SignupResponse,
+  TokenQuery,
+  TokenRequest,
+  UpdateUserRequest,
+  User,
+  VerifyLinkQuery,
+  VerifyPhoneOtpRequest,
+  VerifyRequest,
+} from '@hwp/contracts';
+import { type ApiRouter, AppError, UnauthorizedError, ValidationError } from '@hwp/platform';
+import type { Request, RequestHandler, Response } from 'express';
+import type { Authenticated, AuthService } from './auth.service';
+import {
+  COOKIES,
+  type CookieSettings,
+  checkCsrf,
+  clearSessionCookies,
+  type Principal,
+  setSessionCookies,
+} from './authenticate';
+import type { ClientMeta, SessionsService } from './sessions.service';
+import type { SigningKeys } from './signing-keys';
+
+export interface AuthRouteDeps {
+  auth: AuthService;
+  sessions: SessionsService;
+  keys: SigningKeys;
+  cookies: CookieSettings;
+  authenticate: RequestHandler;
+  /** Standard per-client limit (60/min). */
+  standardLimit: RequestHandler;
+  /** Failed-login limits per account and per IP. */
+  loginLimits: RequestHandler[];
+  /** Where GET /auth/verify lands when the link carries no allowed redirect. */
+  siteUrl: string;
+}
+
+const BEARER = ['bearerAuth'];
+const TAGS = ['auth'];
+const badInput = { description: 'Invalid input', schema: ErrorBodyDto };
+const limited = { rateLimited: true } as const;
+
+function clientMeta(req: Request): ClientMeta {
+  return { ip: req.ip, userAgent: req.get('user-agent') };
+}
+
+function principal(req: Request): Principal {
+  if (!req.user) throw new UnauthorizedError();
+  return req.user;
+}
+
+function wantsCookies(req: Request): boolean {
+  return (req.query as { cookie?: string }).cookie === 'true';
+}
+
+/** Sends `{ user, session }`, and sets the session cookies when the client asked for them. */
+function sendAuthenticated(
+  req: Request,
+  res: Response,
+  cookies: CookieSettings,
+  result: Authenticated,
+  forceCookies = false,
+): void {
+  if (forceCookies || wantsCookies(req)) {
+    setSessionCookies(res, cookies, {
+      sessionId: result.sessionId,
+      accessToken: result.session.access_token,
+      refreshToken: result.session.refresh_token,
+      expiresIn: result.session.expires_in,
+    });
+  }
+  res.setHeader('Cache-Control', 'no-store');
+  res.json({ user: result.user, session: result.session });
+}
+
+/** The auth routes of section 4.1 and DECISIONS.md section 1 (GoTrue-compatible where silent). */
+export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
+  const { auth, sessions, cookies } = deps;
+  const open = [deps.standardLimit];
+  const login = [deps.standardLimit, ...deps.loginLimits];
+  const signedIn = [deps.authenticate, deps.standardLimit];
+  const authResponses = { 200: { description: '`{ user, session }`', schema: AuthResponse } };
+
+  const passwordLogin = async (
+    req: Request,
+    res: Response,
+    channel: { email: string } | { phone: string },
+  ) => {
+    const { password } = req.body as { password: string };
+    sendAuthenticated(req, res, cookies, await auth.loginWithPassword(channel, password, clientMeta(req)));
+  };
+
+  /** The refresh token from the body, or from the refresh cookie (then CSRF-checked). */
+  const refresh = async (req: Request, res: Response, bodyToken: string | undefined) => {
+    let token = bodyToken;
+    const viaCookie = !token;
+    if (!token) {
+      token = (req.cookies as Record<string, string> | undefined)?.[COOKIES.refresh];
+      if (!token)
+        throw new ValidationError('refresh_token is required', [
+          { field: 'refresh_token', message: 'required' },
+        ]);
+      const sessionId = await sessions.sessionOfRefreshToken(token);
+      if (!sessionId) throw new UnauthorizedError('Invalid refresh token: not found');
+      checkCsrf(req, sessionId, cookies.secret);
+    }
+    const { user, issued } = await sessions.refresh(token);
+    const view = await auth.getUser(user.id);
+    const result = { user: view, session: issued.session, sessionId: issued.sessionId };
+    sendAuthenticated(req, res, cookies, result, viaCookie);
+  };
+
+  api.route({
+    method: 'post',
+    path: '/auth/signup',
+    summary: 'Create an account with email or phone and a password',
+    description:
+      'Answers `{ user, session }`, or `{ user, session: null }` while the email or phone awaits confirmation (AUTH_REQUIRE_CONFIRMATION).',
+    tags: TAGS,
+    body: SignupRequest,
+    query: CookieQuery,
+    before: open,
+    ...limited,
+    responses: {
+      200: { description: 'Account created', schema: SignupResponse },
+      409: { description: '`email_exists` / `phone_exists`', schema: ErrorBodyDto },
+    },
+    handler: async (req, res) => {
+      const result = await auth.signup(req.body, clientMeta(req));
+      if (result.session && result.sessionId) {
+        sendAuthenticated(req, res, cookies, {
+          user: result.user,
+          session: result.session,
+          sessionId: result.sessionId,
+        });
+      } else {
+        res.json({ user: result.user, session: null });
+      }
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/login',
+    summary: 'Log in with email and password',
+    description:
+      'A failed login answers 400 `invalid_credentials` whether or not the account exists. `?cookie=true` also sets HttpOnly session cookies.',
+    tags: TAGS,
+    body: LoginRequest,
+    query: CookieQuery,
+    before: login,
+    ...limited,
+    responses: authResponses,
+    handler: (req, res) => passwordLogin(req, res, { email: (req.body as LoginRequest).email }),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/phone-login',
+    summary: 'Log in with phone number and password',
+    tags: TAGS,
+    body: PhoneLoginRequest,
+    query: CookieQuery,
+    before: login,
+    ...limited,
+    responses: authResponses,
+    handler: (req, res) => passwordLogin(req, res, { phone: (req.body as PhoneLoginRequest).phone_number }),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/token',
+    summary: 'GoTrue-compatible token endpoint: grant_type=password or refresh_token',
+    tags: TAGS,
+    query: TokenQuery,
+    body: TokenRequest,
+    before: login,
+    ...limited,
+    responses: authResponses,
+    handler: async (req, res) => {
+      const body = req.body as TokenRequest;
+      if ((res.locals.query as TokenQuery).grant_type === 'refresh_token')
+        return refresh(req, res, body.refresh_token);
+      if (!body.password || (body.email === undefined) === (body.phone === undefined)) {
+        throw new ValidationError('grant_type=password needs password and one of email or phone', [
+          { field: 'password', message: 'required with email or phone' },
+        ]);
+      }
+      return passwordLogin(
+        req,
+        res,
+        body.email !== undefined ? { email: body.email } : { phone: body.phone as string },
+      );
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/refresh',
+    summary: 'Exchange a refresh token for a new session (the token is single use)',
+    description:
+      'Reusing a rotated token outside the 10 s grace window revokes the whole session. Browser clients may send the refresh cookie (with the CSRF header) instead of a body.',
+    tags: TAGS,
+    body: RefreshRequest,
+    query: CookieQuery,
+    before: open,
+    ...limited,
+    responses: authResponses,
+    handler: (req, res) => refresh(req, res, (req.body as RefreshRequest).refresh_token),
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/magic-link',
+    summary: 'Email a sign-in code and link',
+    description: 'Always 200 with the same message; a second request within 60 s answers 429.',
+    tags: TAGS,
+    body: EmailCodeRequest,
+    before: open,
+    ...limited,
+    responses: { 200: { description: 'Sent (if the address can receive it)', schema: MessageResponse } },
+    handler: async (req, res) => {
+      const body = req.body as EmailCodeRequest;
+      res.json(await auth.sendPasswordless({ email: body.email }, body.redirect_to));
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/phone-otp',
+    summary: 'Text a one-time sign-in code',
+    tags: TAGS,
+    body: PhoneOtpRequest,
+    before: open,
+    ...limited,
+    responses: { 200: { description: 'Sent (if the number can receive it)', schema: MessageResponse } },
+    handler: async (req, res) => {
+      res.json(await auth.sendPasswordless({ phone: (req.body as PhoneOtpRequest).phone_number }));
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/verify-phone-otp',
+    summary: 'Redeem a phone one-time code',
+    tags: TAGS,
+    body: VerifyPhoneOtpRequest,
+    query: CookieQuery,
+    before: open,
+    ...limited,
+    responses: {
+      ...authResponses,
+      401: {
+        description: '`otp_invalid`, or `otp_expired` (expired, used or 5 wrong tries)',
+        schema: ErrorBodyDto,
+      },
+    },
+    handler: async (req, res) => {
+      const body = req.body as VerifyPhoneOtpRequest;
+      const result = await auth.verify(
+        { type: 'sms', phone: body.phone_number, token: body.token },
+        clientMeta(req),
+      );
+      sendAuthenticated(req, res, cookies, result);
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/verify',
+    summary: 'Redeem a magic-link, signup, recovery or SMS code',
+    description:
+      'Give `email` (or `phone` for `sms`) with the 6-digit `token`, or the `token_hash` of the link.',
+    tags: TAGS,
+    body: VerifyRequest,
+    query: CookieQuery,
+    before: open,
+    ...limited,
+    responses: {
+      ...authResponses,
+      401: {
+        description: '`otp_invalid`, or `otp_expired` (expired, used or 5 wrong tries)',
+        schema: ErrorBodyDto,
+      },
+    },
+    handler: async (req, res) => {
+      const body = req.body as VerifyRequest;
+      const result = await auth.verify(
+        {
+          type: body.type,
+          email: body.email,
+          phone: body.phone,
+          token: body.token,
+          tokenHash: body.token_hash,
+        },
+        clientMeta(req),
+      );
+      sendAuthenticated(req, res, cookies, result);
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/auth/verify',
+    summary: 'The link of a magic-link, signup or recovery email',
+    description:
+      'Redirects (303) to `redirect_to` (an allowed origin, else the site) with the session in the URL fragment, or with `error` and `error_code` in the fragment when the link is void.',
+    tags: TAGS,
+    query: VerifyLinkQuery,
+    before: open,
+    ...limited,
+    responses: {
+      303: {
+        description: 'Redirect with `#access_token=...&refresh_token=...` or `#error=...`',
+        headers: { Location: { description: 'Where the browser goes next', schema: { type: 'string' } } },
+      },
+    },
+    handler: async (req, res) => {
+      const query = res.locals.query as VerifyLinkQuery;
+      res.setHeader('Cache-Control', 'no-store');
+      try {
+        const result = await auth.verify({ type: query.type, tokenHash: query.token }, clientMeta(req));
+        const target = result.redirectTo ?? deps.siteUrl;
+        const fragment = new URLSearchParams({
+          access_token: result.session.access_token,
+          expires_at: String(result.session.expires_at),
+          expires_in: String(result.session.expires_in),
+          refresh_token: result.session.refresh_token,
+          token_type: 'bearer',
+          type: query.type,
+        });
+        res.redirect(303, `${target.split('#')[0]}#${fragment}`);
+      } catch (error) {
+        if (!(error instanceof AppError) || error.status >= 500) throw error;
+        const fragment = new URLSearchParams({
+          error: 'access_denied',
+          error_code: error.code,
+          error_description: error.detail,
+        });
+        res.redirect(303, `${deps.siteUrl.split('#')[0]}#${fragment}`);
+      }
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/recover',
+    summary: 'Email a password-recovery code and link',
+    description:
+      'Always 200 with the same message. Redeem with POST /auth/verify type=recovery, then PUT /auth/user.',
+    tags: TAGS,
+    body: EmailCodeRequest,
+    before: open,
+    ...limited,
+    responses: { 200: { description: 'Sent (if the account exists)', schema: MessageResponse } },
+    handler: async (req, res) => {
+      const body = req.body as EmailCodeRequest;
+      res.json(await auth.recover(body.email, body.redirect_to));
+    },
+  });
+
+  api.route({
+    method: 'post',
+    path: '/auth/logout',
+    summary: 'End this session (scope=local), the others, or all (global)',
+    description: 'Its refresh tokens stop working at once, its access tokens within SESSION_CHECK_CACHE_MS.',
+    tags: TAGS,
+    query: LogoutQuery,
+    security: BEARER,
+    before: signedIn,
+    ...limited,
+    responses: { 204: { description: 'Signed out' } },
+    handler: async (req, res) => {
+      const user = principal(req);
+      await sessions.revoke(user.id, user.sessionId, (res.locals.query as LogoutQuery).scope ?? 'local');
+      clearSessionCookies(res, cookies);
+      res.status(204).end();
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/auth/user',
+    summary: 'The signed-in user',
+    tags: TAGS,
+    security: BEARER,
+    before: signedIn,
+    ...limited,
+    responses: { 200: { description: 'The user (section 2.1)', schema: User } },
+    handler: async (req, res) => {
+      res.json(await auth.getUser(principal(req).id));
+    },
+  });
+
+  api.route({
+    method: 'put',
+    path: '/auth/user',
+    summary: 'Change the password or the profile data of the signed-in user',
+    description: 'A new password ends every other session of the user.',
+    tags: TAGS,
+    body: UpdateUserRequest,
+    security: BEARER,
+    before: signedIn,
+    ...limited,
+    responses: { 200: { description: 'The updated user', schema: User }, 400: badInput },
+    handler: async (req, res) => {
+      const user = principal(req);
+      res.json(await auth.updateUser(user.id, user.sessionId, req.body as UpdateUserRequest));
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/.well-known/jwks.json',
+    summary: 'Public keys of the access-token signer (JWKS)',
+    tags: TAGS,
+    responses: { 200: { description: 'JWK set', schema: JwkSet } },
+    handler: (_req, res) => {
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      res.json({ keys: deps.keys.jwks });
+    },
+  });
+}

@@ -1,0 +1,45 @@
+import { Algorithm, hash, verify } from '@node-rs/argon2';
+
+export interface PasswordHashCost {
+  memoryKiB: number;
+  iterations: number;
+}
+
+/**
+ * argon2id (OWASP's first choice). Hashing runs on libuv's thread pool, so the event loop keeps
+ * serving while a login is checked.
+ */
+export class PasswordHasher {
+  private dummy: Promise<string> | undefined;
+
+  constructor(private readonly cost: PasswordHashCost) {}
+
+  hash(password: string): Promise<string> {
+    return hash(password, {
+      algorithm: Algorithm.Argon2id,
+      memoryCost: this.cost.memoryKiB,
+      timeCost: this.cost.iterations,
+      parallelism: 1,
+    });
+  }
+
+  /**
+   * Checks `password` against `stored`. With no stored hash (unknown account, passwordless account)
+   * it verifies against a dummy hash of the same cost and answers false, so a failed login takes
+   * the same time whether or not the account exists.
+   */
+  async verify(stored: string | null, password: string): Promise<boolean> {
+    if (!stored) {
+      this.dummy ??= this.hash('dummy password that never matches');
+      await verify(await this.dummy, password).catch(() => false);
+      return false;
+    }
+    return verify(stored, password).catch(() => false);
+  }
+
+  /** Computes the dummy hash ahead of the first failed login (so that one is not slower). */
+  async warmUp(): Promise<void> {
+    this.dummy ??= this.hash('dummy password that never matches');
+    await this.dummy;
+  }
+}
