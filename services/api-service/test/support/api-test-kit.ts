@@ -57,11 +57,15 @@ export async function signUp(app: Express, data: Record<string, string> = {}): P
 /** Supertest with the user's bearer token and client address. */
 export function as(app: Express, user: { token: string; ip: string }) {
   const agent = request(app);
-  const wrap =
-    (method: 'get' | 'post' | 'put' | 'patch' | 'delete') =>
-    (path: string) =>
-      agent[method](path).set('Authorization', `Bearer ${user.token}`).set('X-Forwarded-For', user.ip);
-  return { get: wrap('get'), post: wrap('post'), put: wrap('put'), patch: wrap('patch'), delete: wrap('delete') };
+  const wrap = (method: 'get' | 'post' | 'put' | 'patch' | 'delete') => (path: string) =>
+    agent[method](path).set('Authorization', `Bearer ${user.token}`).set('X-Forwarded-For', user.ip);
+  return {
+    get: wrap('get'),
+    post: wrap('post'),
+    put: wrap('put'),
+    patch: wrap('patch'),
+    delete: wrap('delete'),
+  };
 }
 
 interface MailboxItem {
@@ -72,14 +76,20 @@ interface MailboxItem {
 }
 
 /** Waits for the newest message to `to` in the dev mailbox and returns it. */
-export async function latestMessage(app: Express, to: string, template?: string, timeoutMs = 10_000): Promise<MailboxItem> {
+export async function latestMessage(
+  app: Express,
+  to: string,
+  template?: string,
+  timeoutMs = 10_000,
+): Promise<MailboxItem> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await request(app).get('/dev/mailbox').query({ to });
     const items = (res.body.items ?? []) as MailboxItem[];
     const found = items.find((m) => !template || m.template === template);
     if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no ${template ?? ''} message to ${to} within ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`no ${template ?? ''} message to ${to} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
