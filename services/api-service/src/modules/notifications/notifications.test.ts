@@ -1,0 +1,483 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type DevMailboxList, type NotificationRequestedData, RoutingKeys } from '@hwp/contracts';
+import { buildEnvelope } from '@hwp/platform';
+import { expectEventually, startTestService, type TestService } from '@hwp/platform/test-kit';
+import { SMTPServer } from 'smtp-server';
+import request from 'supertest';
+import { type ApiConfig, loadApiConfig } from '../../config';
+import { apiService } from '../../service';
+import { DeliveryError } from './delivery-error';
+import { createNotificationsModule } from './notifications.service';
+import { createTwilioSmsSender } from './sms-twilio';
+
+const hex = (bytes = 4) => randomBytes(bytes).toString('hex');
+
+function listen(server: Server | SMTPServer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const net = server instanceof SMTPServer ? server.server : server;
+    net.once('error', reject);
+    net.listen(0, '127.0.0.1', () => resolve((net.address() as AddressInfo).port));
+  });
+}
+
+// --- Fake SMTP server: the real protocol (smtp-server), plain text with AUTH PLAIN/LOGIN. ---
+
+interface ReceivedMail {
+  mailFrom: string;
+  rcptTo: string[];
+  headers: Record<string, string>;
+  text: string;
+}
+
+/** Headers (unfolded, lowercased names) and the text body of a single-part message. */
+function parseMail(raw: string): Pick<ReceivedMail, 'headers' | 'text'> {
+  const split = raw.indexOf('\r\n\r\n');
+  const head = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
+  const headers: Record<string, string> = {};
+  for (const line of head.split('\r\n')) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  let text = raw.slice(split + 4);
+  if (/quoted-printable/i.test(headers['content-transfer-encoding'] ?? '')) {
+    text = text
+      .replace(/=\r\n/g, '')
+      .replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
+  }
+  return { headers, text: text.replace(/\r\n$/, '') };
+}
+
+async function startFakeSmtp(user: string, pass: string) {
+  const received: ReceivedMail[] = [];
+  const server = new SMTPServer({
+    disabledCommands: ['STARTTLS'],
+    allowInsecureAuth: true,
+    authMethods: ['PLAIN', 'LOGIN'],
+    logger: false,
+    onAuth(auth, _session, callback) {
+      if (auth.username === user && auth.password === pass) callback(null, { user });
+      else callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        received.push({
+          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          rcptTo: session.envelope.rcptTo.map((r) => r.address),
+          ...parseMail(Buffer.concat(chunks).toString('utf8')),
+        });
+        callback();
+      });
+    },
+  });
+  const port = await listen(server);
+  return {
+    url: `smtp://${user}:${pass}@127.0.0.1:${port}`,
+    received,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+// --- Fake Twilio: the Messages resource of the 2010-04-01 API. ---
+
+interface TwilioCall {
+  form: Record<string, string>;
+  status: number;
+}
+
+async function startFakeTwilio(accountSid: string, authToken: string) {
+  const calls: TwilioCall[] = [];
+  /** Statuses to answer (in order) for a `To` before accepting it. */
+  const scripted = new Map<string, number[]>();
+  const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      raw += chunk;
+    });
+    req.on('end', () => {
+      const form = Object.fromEntries(new URLSearchParams(raw));
+      const answer = (status: number, body: Record<string, unknown>) => {
+        calls.push({ form, status });
+        res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+      };
+      const error = (status: number, code: number, message: string) =>
+        answer(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
+      if (req.method !== 'POST' || req.url !== `/2010-04-01/Accounts/${accountSid}/Messages.json`) {
+        return error(404, 20404, 'The requested resource was not found');
+      }
+      if (req.headers.authorization !== expectedAuth) return error(401, 20003, 'Authenticate');
+      if (!req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
+        return error(400, 20001, 'Unsupported content type');
+      }
+      if (!form.To) return error(400, 21604, "A 'To' phone number is required.");
+      if (!form.From && !form.MessagingServiceSid)
+        return error(400, 21603, "A 'From' phone number is required.");
+      if (!form.Body) return error(400, 21602, 'Message body is required.');
+      const next = scripted.get(form.To)?.shift();
+      if (next) return error(next, next === 429 ? 20429 : 20500, 'Scripted failure');
+      answer(201, {
+        sid: `SM${hex(16)}`,
+        account_sid: accountSid,
+        to: form.To,
+        from: form.From ?? null,
+        messaging_service_sid: form.MessagingServiceSid ?? null,
+        body: form.Body,
+        status: 'queued',
+        api_version: '2010-04-01',
+        date_created: new Date().toUTCString(),
+      });
+    });
+  });
+  const port = await listen(server);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    callsTo: (to: string) => calls.filter((c) => c.form.To === to),
+    script: (to: string, statuses: number[]) => scripted.set(to, statuses),
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+// --- Helpers on a running api-service. ---
+
+function helpers(service: TestService<ApiConfig>) {
+  const notifications = createNotificationsModule(service.deps);
+  return {
+    emit: (data: NotificationRequestedData) =>
+      service.deps.bus.transaction((manager) => notifications.request(manager, data, 'test')),
+    mailbox: async (to: string, extra: Record<string, number> = {}): Promise<DevMailboxList> =>
+      (
+        await request(service.app)
+          .get('/dev/mailbox')
+          .query({ to, ...extra })
+          .expect(200)
+      ).body,
+    log: (msg: string, match: Record<string, unknown>) =>
+      service.logs.find((l) => l.msg === msg && Object.entries(match).every(([k, v]) => l[k] === v)),
+    mailboxRows: async (): Promise<number> =>
+      (await service.deps.dataSource.query('SELECT count(*)::int AS n FROM dev_mailbox'))[0].n,
+  };
+}
+
+const email = (to: string, template = `t-${hex()}`): NotificationRequestedData => ({
+  channel: 'email',
+  to,
+  template,
+  subject: `Your code ${template}`,
+  text: `Your code is 123456 (${template})`,
+  vars: { code: '123456' },
+});
+
+describe('notifier without transports (development)', () => {
+  let service: TestService<ApiConfig>;
+  let h: ReturnType<typeof helpers>;
+
+  beforeAll(async () => {
+    service = await startTestService(apiService, loadApiConfig, {
+      LOG_LEVEL: 'debug',
+      BUS_MAX_ATTEMPTS: '3',
+      BUS_RETRY_DELAY_MS: '50',
+    });
+    h = helpers(service);
+  });
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('keeps an email in the dev mailbox, found by its address in any case', async () => {
+    const to = `Ada.Lovelace-${hex()}@Example.COM`;
+    const data = email(to);
+    await h.emit(data);
+    const list = await expectEventually(async () => {
+      const found = await h.mailbox(to.toLowerCase());
+      expect(found.total).toBe(1);
+      return found;
+    });
+    expect(list).toEqual({
+      items: [
+        {
+          id: expect.any(String),
+          event_id: expect.any(String),
+          channel: 'email',
+          to: to.toLowerCase(),
+          template: data.template,
+          subject: data.subject,
+          text: data.text,
+          created_at: expect.any(String),
+        },
+      ],
+      total: 1,
+      page: 1,
+      pageSize: 50,
+    });
+    expect((await h.mailbox(to.toUpperCase())).items[0].id).toBe(list.items[0].id);
+  });
+
+  it('keeps an SMS under its E.164 number, also when the + arrives unencoded', async () => {
+    const to = `+1415${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
+    await h.emit({ channel: 'sms', to, template: 'phone-otp', text: 'Your code is 654321' });
+    await expectEventually(async () => expect((await h.mailbox(to)).total).toBe(1));
+    const raw = await request(service.app).get(`/dev/mailbox?to=${to}`).expect(200);
+    expect(raw.body.items).toEqual([
+      expect.objectContaining({ channel: 'sms', to, subject: null, text: 'Your code is 654321' }),
+    ]);
+  });
+
+  it('lists newest first, a page at a time', async () => {
+    const to = `pages-${hex()}@example.com`;
+    const templates = ['first', 'second', 'third'];
+    for (const [i, template] of templates.entries()) {
+      await h.emit(email(to, template));
+      await expectEventually(async () => expect((await h.mailbox(to)).total).toBe(i + 1));
+    }
+    const first = await h.mailbox(to, { pageSize: 2 });
+    const second = await h.mailbox(to, { pageSize: 2, page: 2 });
+    expect(first).toMatchObject({ total: 3, page: 1, pageSize: 2 });
+    expect([...first.items, ...second.items].map((m) => m.template)).toEqual(['third', 'second', 'first']);
+  });
+
+  it('delivers an event that arrives twice only once', async () => {
+    const to = `twice-${hex()}@example.com`;
+    const envelope = buildEnvelope({
+      type: RoutingKeys.notificationRequested,
+      actor: 'test',
+      data: email(to),
+    });
+    await service.deps.bus.transport.publish(envelope);
+    await service.deps.bus.transport.publish(envelope);
+    await expectEventually(() =>
+      expect(h.log('duplicate event skipped', { eventId: envelope.id })).toBeDefined(),
+    );
+    const list = await h.mailbox(to);
+    expect(list.total).toBe(1);
+    expect(list.items[0].event_id).toBe(envelope.id);
+  });
+
+  it('dead-letters a malformed request and keeps nothing', async () => {
+    const before = await h.mailboxRows();
+    const envelope = await service.deps.bus.transaction((manager) =>
+      service.deps.bus.outbox.add(manager, {
+        type: RoutingKeys.notificationRequested,
+        actor: 'test',
+        data: { channel: 'fax', to: 'nobody', text: '' },
+      }),
+    );
+    const failure = await expectEventually(() => {
+      const line = h.log('event handler failed for the last time; dead-lettered', { eventId: envelope.id });
+      expect(line).toBeDefined();
+      return line;
+    });
+    expect(String(failure?.err)).toContain('malformed notification.requested.v1');
+    expect(await h.mailboxRows()).toBe(before);
+  });
+
+  it('refuses a malformed request in the producer transaction', async () => {
+    const bad = { channel: 'email', to: 'a@b.example, c@d.example', template: 'x', text: 'y' } as const;
+    await expect(h.emit(bad)).rejects.toThrow(/to must be one email address/);
+  });
+
+  it('answers 400 without ?to=', async () => {
+    const res = await request(service.app).get('/dev/mailbox').expect(400);
+    expect(res.body).toMatchObject({ code: 'validation_failed', path: '/dev/mailbox' });
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toContain('to');
+  });
+
+  it('documents /dev/mailbox in the OpenAPI document', async () => {
+    const res = await request(service.app).get('/openapi.json').expect(200);
+    expect(res.body.paths['/dev/mailbox']?.get).toBeDefined();
+  });
+});
+
+describe('notifier with SMTP_URL', () => {
+  let smtp: Awaited<ReturnType<typeof startFakeSmtp>>;
+  let service: TestService<ApiConfig>;
+  let h: ReturnType<typeof helpers>;
+
+  beforeAll(async () => {
+    smtp = await startFakeSmtp('mailer', 's3cret');
+    service = await startTestService(apiService, loadApiConfig, {
+      SMTP_URL: smtp.url,
+      SMTP_FROM: 'Hardware Platform <no-reply@hwp.test>',
+    });
+    h = helpers(service);
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await smtp?.stop();
+  });
+
+  it('sends the email to the SMTP server and keeps nothing in the dev mailbox', async () => {
+    const to = `grace-${hex()}@example.com`;
+    const data = email(to);
+    await h.emit(data);
+    const mail = await expectEventually(() => {
+      const found = smtp.received.find((m) => m.rcptTo.includes(to));
+      expect(found).toBeDefined();
+      return found as ReceivedMail;
+    });
+    expect(mail.mailFrom).toBe('no-reply@hwp.test');
+    expect(mail.headers.from).toBe('Hardware Platform <no-reply@hwp.test>');
+    expect(mail.headers.to).toBe(to);
+    expect(mail.headers.subject).toBe(data.subject);
+    expect(mail.text).toBe(data.text);
+    await expectEventually(() =>
+      expect(h.log('notification sent by SMTP', { template: data.template })).toBeDefined(),
+    );
+    expect((await h.mailbox(to)).total).toBe(0);
+  });
+
+  it('still keeps an SMS in the dev mailbox when no SMS transport is configured', async () => {
+    const to = '+4930123456789';
+    await h.emit({ channel: 'sms', to, template: `sms-${hex()}`, text: 'hello' });
+    await expectEventually(async () => expect((await h.mailbox(to)).total).toBeGreaterThan(0));
+  });
+});
+
+describe('notifier with Twilio', () => {
+  const accountSid = `AC${hex(16)}`;
+  const authToken = hex(16);
+  let twilio: Awaited<ReturnType<typeof startFakeTwilio>>;
+  let service: TestService<ApiConfig>;
+  let h: ReturnType<typeof helpers>;
+  let phone = 4155550100;
+
+  const nextPhone = () => `+1${phone++}`;
+
+  beforeAll(async () => {
+    twilio = await startFakeTwilio(accountSid, authToken);
+    service = await startTestService(apiService, loadApiConfig, {
+      TWILIO_ACCOUNT_SID: accountSid,
+      TWILIO_AUTH_TOKEN: authToken,
+      TWILIO_FROM: '+15005550006',
+      TWILIO_API_URL: twilio.url,
+      BUS_RETRY_DELAY_MS: '100',
+    });
+    h = helpers(service);
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await twilio?.stop();
+  });
+
+  it('sends the SMS through the Messages endpoint', async () => {
+    const to = nextPhone();
+    await h.emit({ channel: 'sms', to, template: 'phone-otp', text: 'Your code is 111222' });
+    await expectEventually(() => expect(twilio.callsTo(to)).toHaveLength(1));
+    expect(twilio.callsTo(to)[0]).toEqual({
+      form: { To: to, From: '+15005550006', Body: 'Your code is 111222' },
+      status: 201,
+    });
+    expect((await h.mailbox(to)).total).toBe(0);
+  });
+
+  it('retries after a Twilio 500 and then delivers', async () => {
+    const to = nextPhone();
+    const template = `retry-${hex()}`;
+    twilio.script(to, [500]);
+    await h.emit({ channel: 'sms', to, template, text: 'Your code is 333444' });
+    await expectEventually(() => expect(h.log('notification sent by SMS', { template })).toBeDefined());
+    expect(twilio.callsTo(to).map((c) => c.status)).toEqual([500, 201]);
+  });
+
+  describe('the Twilio adapter', () => {
+    const sender = (from = '+15005550006', apiUrl = twilio.url) =>
+      createTwilioSmsSender({ accountSid, authToken, from, apiUrl, timeoutMs: 2000 });
+
+    it('names a Messaging Service instead of a number when the sender is MG...', async () => {
+      const to = nextPhone();
+      const messagingService = `MG${hex(16)}`;
+      const result = await sender(messagingService).send({ to, body: 'hi' });
+      expect(result.providerId).toMatch(/^SM[0-9a-f]{32}$/);
+      expect(twilio.callsTo(to)[0].form).toEqual({
+        To: to,
+        MessagingServiceSid: messagingService,
+        Body: 'hi',
+      });
+    });
+
+    it.each([
+      [400, false],
+      [401, false],
+      [429, true],
+      [503, true],
+    ])('treats a %i answer as retryable=%s', async (status, retryable) => {
+      const to = nextPhone();
+      twilio.script(to, [status]);
+      const failure = await sender()
+        .send({ to, body: 'hi' })
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(DeliveryError);
+      expect(failure).toMatchObject({ retryable });
+      expect((failure as Error).message).toContain(`Twilio answered ${status}`);
+    });
+
+    it('treats a wrong token as permanent', async () => {
+      const failure = await createTwilioSmsSender({
+        accountSid,
+        authToken: 'wrong',
+        from: '+1500',
+        apiUrl: twilio.url,
+      })
+        .send({ to: nextPhone(), body: 'hi' })
+        .catch((error: unknown) => error);
+      expect(failure).toMatchObject({ retryable: false, message: expect.stringContaining('Authenticate') });
+    });
+
+    it('treats an unreachable API as transient', async () => {
+      const closed = createServer();
+      const port = await listen(closed);
+      await new Promise<void>((resolve) => closed.close(() => resolve()));
+      const failure = await sender('+15005550006', `http://127.0.0.1:${port}`)
+        .send({ to: nextPhone(), body: 'hi' })
+        .catch((error: unknown) => error);
+      expect(failure).toMatchObject({ retryable: true });
+    });
+  });
+});
+
+describe('notifier in production', () => {
+  let service: TestService<ApiConfig>;
+  let h: ReturnType<typeof helpers>;
+
+  beforeAll(async () => {
+    const { privateKey } = generateKeyPairSync('ec', {
+      namedCurve: 'P-256',
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
+    service = await startTestService(apiService, loadApiConfig, {
+      NODE_ENV: 'production',
+      JWT_PRIVATE_KEY: privateKey,
+      AUTH_SECRET: randomBytes(32).toString('base64url'),
+    });
+    h = helpers(service);
+  });
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('has no /dev/mailbox, neither as a route nor in OpenAPI', async () => {
+    await request(service.app).get('/dev/mailbox').query({ to: 'a@example.com' }).expect(404);
+    const res = await request(service.app).get('/openapi.json').expect(200);
+    expect(res.body.paths['/dev/mailbox']).toBeUndefined();
+  });
+
+  it('drops what it cannot deliver with an error in the log', async () => {
+    const data = email(`prod-${hex()}@example.com`);
+    await h.emit(data);
+    const line = await expectEventually(() => {
+      const found = h.log('no email transport is configured; notification dropped', {
+        template: data.template,
+      });
+      expect(found).toBeDefined();
+      return found;
+    });
+    expect(line?.level).toBe('error');
+    expect(await h.mailboxRows()).toBe(0);
+  });
+});
