@@ -1,3 +1,4 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { newId } from '@hwp/platform';
 import { expectEventually, startS3rver, TEST_AMQP_URL, TEST_POSTGRES_URL } from '@hwp/platform/test-kit';
@@ -43,7 +44,19 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
       OUTBOX_POLL_MS: '100',
       LOG_LEVEL: 'warn',
     };
-    api = spawnService(SCRIPTS.api, { ...common, PORT: String(apiPort), DATABASE_URL: dbUrl(databases.api) });
+    // Production refuses generated keys: the deployment supplies them, as docker-compose's .env does
+    // (there as one line with literal \n, which the service also accepts).
+    const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ format: 'pem', type: 'pkcs8' })
+      .toString()
+      .replace(/\n/g, '\\n');
+    api = spawnService(SCRIPTS.api, {
+      ...common,
+      PORT: String(apiPort),
+      DATABASE_URL: dbUrl(databases.api),
+      JWT_PRIVATE_KEY: signingKey,
+      AUTH_SECRET: randomBytes(32).toString('hex'),
+    });
     collab = spawnService(SCRIPTS.collab, {
       ...common,
       PORT: String(collabPort),
@@ -66,7 +79,8 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
     const ch = await conn.createChannel();
     for (const svc of ['api-service', 'collab-service']) {
       for (const q of ['', '.retry', '.dlq'])
-        await ch.deleteQueue(`${svc}.bus-probe${q}`).catch(() => undefined);
+        for (const consumer of ['bus-probe', 'notifier'])
+          await ch.deleteQueue(`${svc}.${consumer}${q}`).catch(() => undefined);
     }
     await conn.close().catch(() => undefined);
     await s3?.stop();

@@ -2,7 +2,7 @@ import { EVENTS_EXCHANGE, type EventEnvelope } from '@hwp/contracts';
 import * as amqp from 'amqplib';
 import { type MessageTransport, queueNameOf, type SubscribeOptions } from './bus';
 import { decodeEnvelope } from './envelope';
-import { type BusLogger, describeError, silentLogger } from './logger';
+import { type BusLogger, describeError, isPermanentFailure, silentLogger } from './logger';
 
 export interface AmqpTransportOptions {
   /** `amqp://user:pass@host:port/vhost`. */
@@ -559,7 +559,7 @@ export class AmqpTransport implements MessageTransport {
     } catch (error) {
       const reason = describeError(error);
       const log = { queue: sub.queue, eventId: envelope.id, type: envelope.type, attempt, err: reason };
-      if (attempt >= sub.maxAttempts) {
+      if (attempt >= sub.maxAttempts || isPermanentFailure(error)) {
         this.logger.error(log, 'event handler failed for the last time; dead-lettered');
         await this.moveOn(sub, channel, message, () =>
           this.sendToDeadLetter(sub, channel, message, attempt, reason),

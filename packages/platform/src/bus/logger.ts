@@ -19,3 +19,13 @@ export function describeError(error: unknown): string {
     return String(error);
   }
 }
+
+/**
+ * A handler error that says retrying cannot help (`retryable === false`, as on AppError and the
+ * notifier's DeliveryError): the message is dead-lettered at once instead of after every attempt.
+ */
+export function isPermanentFailure(error: unknown): boolean {
+  return (
+    typeof error === 'object' && error !== null && (error as { retryable?: unknown }).retryable === false
+  );
+}

@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import { type MessageTransport, queueNameOf, type SubscribeOptions } from './bus';
 import { decodeEnvelope, topicMatches } from './envelope';
-import { type BusLogger, describeError, silentLogger } from './logger';
+import { type BusLogger, describeError, isPermanentFailure, silentLogger } from './logger';
 
 /** A message that exhausted its attempts or could not be decoded. */
 export interface DeadLetter {
@@ -208,7 +208,7 @@ export class MemoryBroker {
   ): void {
     const reason = describeError(error);
     const logger = consumer.owner.logger;
-    if (message.attempt >= consumer.maxAttempts) {
+    if (message.attempt >= consumer.maxAttempts || isPermanentFailure(error)) {
       logger.error(
         {
           queue: queue.name,

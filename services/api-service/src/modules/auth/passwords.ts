@@ -1,4 +1,7 @@
-import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { type Algorithm, hash, verify } from '@node-rs/argon2';
+
+// The package's `Algorithm` is an ambient const enum, which isolatedModules cannot read.
+const ARGON2ID = 2 as Algorithm;
 
 export interface PasswordHashCost {
   memoryKiB: number;
@@ -16,7 +19,7 @@ export class PasswordHasher {
 
   hash(password: string): Promise<string> {
     return hash(password, {
-      algorithm: Algorithm.Argon2id,
+      algorithm: ARGON2ID,
       memoryCost: this.cost.memoryKiB,
       timeCost: this.cost.iterations,
       parallelism: 1,
