@@ -62,8 +62,49 @@ describe('embedded default (one process, no external services)', () => {
       { timeoutMs: 10_000, intervalMs: 100 },
     );
 
+    // Accounts on PGlite: signup, the confirmation code through the in-process notifier, sign-in.
+    const api = `http://127.0.0.1:${ports.api}`;
+    const json = { 'content-type': 'application/json' };
+    const email = 'embedded@example.test';
+    const signup = await fetch(`${api}/auth/signup`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ email, password: 'embedded password' }),
+    });
+    expect(signup.status).toBe(200);
+    const code = await expectEventually(
+      async () => {
+        const res = await fetch(`${api}/dev/mailbox?to=${encodeURIComponent(email)}`);
+        const body = (await res.json()) as { items: { text: string }[] };
+        const match = /\b(\d{6})\b/.exec(body.items[0]?.text ?? '');
+        if (!match) throw new Error('no code yet');
+        return match[1];
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    );
+    const verified = await fetch(`${api}/auth/verify`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ type: 'signup', email, token: code }),
+    });
+    expect(verified.status).toBe(200);
+    const { session } = (await verified.json()) as { session: { access_token: string } };
+
     await stop(proc);
     proc = await start();
+
+    // The signing key was generated once into the data folder: tokens survive the restart.
+    const profile = await fetch(`${api}/profile`, {
+      headers: { authorization: `Bearer ${session.access_token}` },
+    });
+    expect(profile.status).toBe(200);
+    expect(await profile.json()).toEqual(expect.objectContaining({ email }));
+    const login = await fetch(`${api}/auth/login`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ email, password: 'embedded password' }),
+    });
+    expect(login.status).toBe(200);
 
     const again = await fetch(`http://127.0.0.1:${ports.api}/system/probes/${probe.id}`);
     expect(again.status).toBe(200);
