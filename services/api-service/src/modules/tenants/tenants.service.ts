@@ -6,7 +6,7 @@ import {
   type TenantMember,
   type TenantRole,
 } from '@hwp/contracts';
-import { ConflictError, ForbiddenError, NotFoundError, newId } from '@hwp/platform';
+import { ConflictError, ForbiddenError, NotFoundError, newId, ValidationError } from '@hwp/platform';
 import { type DataSource, type EntityManager, In } from 'typeorm';
 import { UserEntity } from '../auth/user.entity';
 import { TenantEntity, TenantMemberEntity } from './tenant.entity';
@@ -42,6 +42,15 @@ function slugify(name: string): string {
     .slice(0, 50)
     .replace(/-+$/, '');
   return slug.length >= 2 ? slug : 'tenant';
+}
+
+/** The trimmed name; one of only blanks passes `@IsNotEmpty` but would be stored empty. */
+function tenantName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed) {
+    throw new ValidationError('Invalid body: name', [{ field: 'name', message: 'name must not be blank' }]);
+  }
+  return trimmed;
 }
 
 export interface PageRequest {
@@ -112,9 +121,10 @@ export class TenantsService {
     input: { name: string; slug?: string; personal?: boolean },
   ): Promise<Tenant> {
     const now = new Date();
+    const name = tenantName(input.name);
     const tenant = manager.create(TenantEntity, {
       id: newId(),
-      name: input.name.trim(),
+      name,
       slug: await this.freeSlug(manager, input.slug, input.name),
       settings: {},
       personal: input.personal ?? false,
@@ -134,8 +144,13 @@ export class TenantsService {
     return this.dataSource.transaction((manager) => this.createIn(manager, userId, input));
   }
 
-  /** Gives a user without any tenant a personal one, so tenant resolution never comes up empty. */
+  /**
+   * Gives a user without any tenant a personal one, so tenant resolution never comes up empty.
+   * Runs in a transaction: the user row lock serializes concurrent first requests, which would
+   * otherwise each see no membership and each create a personal tenant.
+   */
   async ensurePersonalTenant(manager: EntityManager, user: UserEntity): Promise<void> {
+    await manager.findOne(UserEntity, { where: { id: user.id }, lock: { mode: 'pessimistic_write' } });
     if (await manager.exists(TenantMemberEntity, { where: { userId: user.id } })) return;
     const who = user.userMetadata.first_name ?? user.email?.split('@')[0] ?? user.phone ?? 'Personal';
     const tenant = await this.createIn(manager, user.id, {
@@ -191,6 +206,7 @@ export class TenantsService {
   ): Promise<Tenant> {
     return this.dataSource.transaction(async (manager) => {
       const role = await this.requireMember(manager, userId, tenantId, 'admin');
+      const name = patch.name === undefined ? undefined : tenantName(patch.name);
       const tenant = await manager.findOneOrFail(TenantEntity, {
         where: { id: tenantId },
         lock: { mode: 'pessimistic_write' },
@@ -198,7 +214,7 @@ export class TenantsService {
       if (patch.slug !== undefined && patch.slug !== tenant.slug) {
         tenant.slug = await this.freeSlug(manager, patch.slug, tenant.name);
       }
-      if (patch.name !== undefined) tenant.name = patch.name.trim();
+      if (name !== undefined) tenant.name = name;
       if (patch.settings !== undefined) tenant.settings = patch.settings;
       tenant.updatedAt = new Date();
       await manager.save(TenantEntity, tenant);
