@@ -61,6 +61,8 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
       ...common,
       PORT: String(collabPort),
       DATABASE_URL: dbUrl(databases.collab),
+      AUTH_JWKS_URL: `${apiUrl}/.well-known/jwks.json`,
+      SESSION_SECRET: randomBytes(32).toString('hex'),
     });
     await waitForStatus(`${apiUrl}/readyz`, 200, 60_000, api);
     await waitForStatus(`${collabUrl}/readyz`, 200, 60_000, collab);

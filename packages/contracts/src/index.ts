@@ -1,4 +1,5 @@
 export * from './auth';
+export * from './collab';
 export * from './error-body.dto';
 export * from './errors';
 export * from './events';

@@ -6,13 +6,20 @@ import {
 } from '@hwp/platform';
 import { createApp } from './app';
 import type { CollabConfig } from './config';
+import { CreateIdentityAndWorkspaces1763900000000 } from './db/migrations/1763900000000-CreateIdentityAndWorkspaces';
+import { CollabUserEntity } from './modules/identity/collab-user.entity';
+import { createIdentityModule } from './modules/identity/identity.module';
+import { WorkspaceEntity, WorkspaceMemberEntity } from './modules/workspaces/workspace.entity';
 
 /** The collab-service: its schema, its app and its consumers, for main.ts, the embedded runner and tests. */
 export const collabService: ServiceDefinition<CollabConfig> = {
   name: 'collab-service',
-  entities: [...platformEntities],
-  migrations: [...platformMigrations],
+  entities: [...platformEntities, CollabUserEntity, WorkspaceEntity, WorkspaceMemberEntity],
+  migrations: [...platformMigrations, CreateIdentityAndWorkspaces1763900000000],
   blobRoutePrefix: '/v1/blobs',
   createApp,
-  registerConsumers: registerPlatformConsumers,
+  async registerConsumers(deps) {
+    await registerPlatformConsumers(deps);
+    await createIdentityModule(deps).registerConsumer();
+  },
 };

@@ -20,6 +20,8 @@ export function loadEmbeddedConfig(env: NodeJS.ProcessEnv): { api: ApiConfig; co
     DATABASE_URL: databaseFor(env.DATABASE_URL, 'api'),
   });
   const collab = loadCollabConfig({
+    // The collaboration host verifies the API host's tokens through its JWKS, over loopback here.
+    AUTH_JWKS_URL: `http://127.0.0.1:${api.PORT}/.well-known/jwks.json`,
     ...env,
     PORT: env.COLLAB_PORT ?? '4000',
     DATABASE_URL: databaseFor(env.DATABASE_URL, 'collab'),

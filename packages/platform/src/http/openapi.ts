@@ -30,6 +30,8 @@ export interface OperationSpec {
   security?: string[];
   deprecated?: boolean;
   responses: Record<number, ResponseSpec>;
+  /** Specification extensions (`x-...`) written into the operation, e.g. `x-required-role`. */
+  extensions?: Record<`x-${string}`, unknown>;
 }
 
 export interface OpenApiInfo {
@@ -132,6 +134,7 @@ export class OpenApiBuilder {
         ...(parameters.length ? { parameters } : {}),
         ...(requestBody ? { requestBody } : {}),
         ...(op.security ? { security: op.security.map((name) => ({ [name]: [] })) } : {}),
+        ...op.extensions,
         responses,
       };
     }

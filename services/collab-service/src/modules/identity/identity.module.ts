@@ -1,0 +1,216 @@
+import { resolve } from 'node:path';
+import {
+  AuthConfigResponse,
+  ClientConfigResponse,
+  ErrorBodyDto,
+  RoutingKeys,
+  SessionResponse,
+  type UserUpdatedData,
+} from '@hwp/contracts';
+import {
+  type AccessTokenVerifier,
+  type ApiRouter,
+  createAccessTokenVerifier,
+  type PlatformDeps,
+  persistentSecret,
+  UnauthorizedError,
+} from '@hwp/platform';
+import type { Express, Request, RequestHandler } from 'express';
+import session from 'express-session';
+import type { CollabConfig } from '../../config';
+import type { CollabUserEntity } from './collab-user.entity';
+import { PostgresSessionStore } from './session-store';
+import { presentUser, UsersService } from './users.service';
+
+declare module 'express-session' {
+  interface SessionData {
+    userId?: string;
+  }
+}
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The collaboration user of the request (bearer token or session cookie). */
+      collabUser?: CollabUserEntity;
+    }
+  }
+}
+
+export const SESSION_COOKIE = 'hwp.sid';
+export const BEARER = ['bearerAuth', 'sessionCookie'];
+
+export function currentUser(req: Request): CollabUserEntity {
+  if (!req.collabUser) throw new UnauthorizedError();
+  return req.collabUser;
+}
+
+export interface IdentityModule {
+  users: UsersService;
+  verifier: AccessTokenVerifier;
+  /** 401 unless the request carries a valid bearer token or session cookie; sets `req.collabUser`. */
+  requireUser: RequestHandler;
+  install(app: Express): void;
+  mount(api: ApiRouter): void;
+  registerConsumer(): Promise<void>;
+}
+
+/**
+ * Identity of the collaboration host (DECISIONS.md section 4): the API host's access tokens,
+ * verified through its JWKS, either sent as a bearer token on every request (integrations) or
+ * exchanged once for a session cookie (browsers).
+ */
+export function createIdentityModule(deps: PlatformDeps<CollabConfig>): IdentityModule {
+  const { config, dataSource, bus } = deps;
+  const users = new UsersService(dataSource);
+  const verifier = createAccessTokenVerifier({
+    jwksUrl: config.AUTH_JWKS_URL,
+    issuer: config.AUTH_ISSUER,
+    audience: config.AUTH_AUDIENCE,
+  });
+  const ttlMs = config.SESSION_TTL_HOURS * 3_600_000;
+  const store = new PostgresSessionStore(dataSource, ttlMs);
+  const secret =
+    config.SESSION_SECRET ?? persistentSecret(resolve(config.DATA_DIR, deps.service), 'session-secret.key');
+  const sessions = session({
+    name: SESSION_COOKIE,
+    store,
+    secret,
+    resave: false,
+    saveUninitialized: false,
+    rolling: true,
+    cookie: {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: config.COOKIE_SECURE ?? config.NODE_ENV === 'production',
+      maxAge: ttlMs,
+      path: '/',
+    },
+  });
+
+  function bearerOf(req: Request): string | null {
+    const header = req.get('authorization');
+    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    return match ? match[1] : null;
+  }
+
+  async function identify(req: Request): Promise<CollabUserEntity | null> {
+    const token = bearerOf(req);
+    if (token) {
+      const verified = await verifier.verify(token);
+      return users.ensureFromToken({ id: verified.userId, email: verified.email });
+    }
+    const userId = req.session?.userId;
+    if (!userId) return null;
+    return users.byId(userId);
+  }
+
+  const requireUser: RequestHandler = async (req, _res, next) => {
+    const user = await identify(req);
+    if (!user)
+      throw new UnauthorizedError(
+        'Sign in: send the API host access token as a bearer token, or the session cookie',
+      );
+    req.collabUser = user;
+    next();
+  };
+
+  function mount(api: ApiRouter): void {
+    api.route({
+      method: 'post',
+      path: '/api/auth/session',
+      summary: 'Exchange an API host access token (bearer) for a session cookie',
+      description:
+        'Sets an HttpOnly, SameSite=Lax cookie (Secure in production); the session id is rotated on every exchange.',
+      tags: ['session'],
+      security: ['bearerAuth'],
+      responses: { 200: { description: 'Signed in', schema: SessionResponse } },
+      handler: async (req, res) => {
+        const token = bearerOf(req);
+        if (!token)
+          throw new UnauthorizedError('Send the API host access token as Authorization: Bearer <token>');
+        const verified = await verifier.verify(token);
+        const user = await users.ensureFromToken({ id: verified.userId, email: verified.email });
+        await new Promise<void>((done, fail) =>
+          req.session.regenerate((error) => (error ? fail(error) : done())),
+        );
+        req.session.userId = user.id;
+        await new Promise<void>((done, fail) => req.session.save((error) => (error ? fail(error) : done())));
+        res.json({ user: presentUser(user) });
+      },
+    });
+
+    api.route({
+      method: 'post',
+      path: '/api/auth/logout',
+      summary: 'End the session cookie',
+      tags: ['session'],
+      responses: { 204: { description: 'Signed out' } },
+      handler: async (req, res) => {
+        if (req.session?.userId) {
+          await new Promise<void>((done, fail) =>
+            req.session.destroy((error) => (error ? fail(error) : done())),
+          );
+        }
+        res.clearCookie(SESSION_COOKIE, { path: '/' });
+        res.status(204).end();
+      },
+    });
+
+    api.route({
+      method: 'get',
+      path: '/api/session',
+      summary: 'The signed-in user, or { user: null }',
+      tags: ['session'],
+      responses: {
+        200: { description: 'The current user or null', schema: SessionResponse },
+        401: { description: 'A bearer token was sent and is invalid or expired', schema: ErrorBodyDto },
+      },
+      handler: async (req, res) => {
+        const user = await identify(req);
+        res.setHeader('Cache-Control', 'no-store');
+        res.json({ user: user ? presentUser(user) : null });
+      },
+    });
+
+    api.route({
+      method: 'get',
+      path: '/api/auth/config',
+      summary: 'Whether joining needs an invitation',
+      tags: ['session'],
+      responses: { 200: { description: 'Auth configuration', schema: AuthConfigResponse } },
+      handler: (_req, res) => {
+        res.json({ requiresInvitation: config.REQUIRES_INVITATION });
+      },
+    });
+
+    api.route({
+      method: 'get',
+      path: '/v1/config',
+      summary: 'Client configuration',
+      tags: ['session'],
+      responses: { 200: { description: 'Client configuration', schema: ClientConfigResponse } },
+      handler: (_req, res) => {
+        res.json({ branchSuffixWrites: config.BRANCH_SUFFIX_WRITES });
+      },
+    });
+  }
+
+  return {
+    users,
+    verifier,
+    requireUser,
+    install(app) {
+      app.use(sessions);
+    },
+    mount,
+    async registerConsumer() {
+      await bus.subscribe(
+        { consumer: 'user-sync', patterns: [RoutingKeys.userUpdated] },
+        async (event, manager) => {
+          await users.apply(manager, event.data as UserUpdatedData);
+        },
+      );
+    },
+  };
+}

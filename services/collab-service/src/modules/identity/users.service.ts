@@ -1,0 +1,127 @@
+import { randomBytes } from 'node:crypto';
+import type { CollabUser, UserUpdatedData } from '@hwp/contracts';
+import type { DataSource, EntityManager } from 'typeorm';
+import { CollabUserEntity } from './collab-user.entity';
+
+export function presentUser(user: CollabUserEntity): CollabUser {
+  return { id: user.id, email: user.email, username: user.username, displayName: user.displayName };
+}
+
+/** `Ada.Lovelace+cad@x.io` -> `ada.lovelace-cad`; lowercase `[a-z0-9._-]`, starting with a letter or digit. */
+export function usernameBase(email: string, fallback: string): string {
+  const local = email.split('@')[0] ?? '';
+  const cleaned = local
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[^a-z0-9]+/, '')
+    .slice(0, 48);
+  return cleaned || fallback;
+}
+
+function displayNameOf(email: string, first?: string | null, last?: string | null): string {
+  const name = [first, last].filter(Boolean).join(' ').trim();
+  return name || email.split('@')[0] || '';
+}
+
+/**
+ * Collaboration users, kept in step with the API host: created on first sight of a token (or of a
+ * `user.updated.v1` event, whichever comes first) and updated by those events.
+ */
+export class UsersService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** A username nobody has: the email's local part, then with a numeric or random suffix. */
+  private async freeUsername(manager: EntityManager, base: string): Promise<string> {
+    const taken = new Set(
+      (
+        (await manager.query(
+          `SELECT username FROM collab_users WHERE username = $1 OR username LIKE $2 ESCAPE '\\'`,
+          [base, `${base.replace(/[\\%_]/g, (c) => `\\${c}`)}-%`],
+        )) as { username: string }[]
+      ).map((r) => r.username),
+    );
+    if (!taken.has(base)) return base;
+    for (let n = 2; n < 100; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
+    return `${base}-${randomBytes(3).toString('hex')}`;
+  }
+
+  /**
+   * Inserts the user when unknown; returns the row either way. Concurrent first requests of one
+   * user are safe (`ON CONFLICT (id) DO NOTHING`); a username race retries with another suffix.
+   */
+  async ensure(
+    manager: EntityManager,
+    identity: {
+      id: string;
+      email: string;
+      firstName?: string | null;
+      lastName?: string | null;
+      username?: string;
+    },
+  ): Promise<CollabUserEntity> {
+    const existing = await manager.findOneBy(CollabUserEntity, { id: identity.id });
+    if (existing) return existing;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const username = await this.freeUsername(
+        manager,
+        identity.username ?? usernameBase(identity.email, `user-${identity.id.slice(-8)}`),
+      );
+      const rows: unknown[] = await manager.query(
+        `INSERT INTO collab_users (id, email, username, display_name, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, now(), now())
+         ON CONFLICT DO NOTHING RETURNING id`,
+        [
+          identity.id,
+          identity.email,
+          username,
+          displayNameOf(identity.email, identity.firstName, identity.lastName),
+        ],
+      );
+      const row = await manager.findOneBy(CollabUserEntity, { id: identity.id });
+      if (row) return row;
+      if (rows.length === 0) continue; // the username was taken meanwhile
+    }
+    throw new Error(`could not create collaboration user ${identity.id}`);
+  }
+
+  ensureFromToken(identity: { id: string; email: string }): Promise<CollabUserEntity> {
+    return this.dataSource.transaction((manager) => this.ensure(manager, identity));
+  }
+
+  async byId(id: string): Promise<CollabUserEntity | null> {
+    return this.dataSource.manager.findOneBy(CollabUserEntity, { id });
+  }
+
+  async byUsername(manager: EntityManager, username: string): Promise<CollabUserEntity | null> {
+    return manager.findOneBy(CollabUserEntity, { username });
+  }
+
+  /** Takes a preferred username when it is free (`POST /v1/users/init`). */
+  async claimUsername(
+    manager: EntityManager,
+    user: CollabUserEntity,
+    username: string,
+  ): Promise<CollabUserEntity> {
+    if (user.username === username) return user;
+    const holder = await manager.findOneBy(CollabUserEntity, { username });
+    if (holder) return user;
+    await manager.update(CollabUserEntity, { id: user.id }, { username, updatedAt: new Date() });
+    return { ...user, username };
+  }
+
+  /** `user.updated.v1` from the API host: email and display name follow; the username stays. */
+  async apply(manager: EntityManager, data: UserUpdatedData): Promise<void> {
+    const email = data.email ?? '';
+    const user = await this.ensure(manager, {
+      id: data.userId,
+      email,
+      firstName: data.firstName,
+      lastName: data.lastName,
+    });
+    await manager.update(
+      CollabUserEntity,
+      { id: user.id },
+      { email, displayName: displayNameOf(email, data.firstName, data.lastName), updatedAt: new Date() },
+    );
+  }
+}

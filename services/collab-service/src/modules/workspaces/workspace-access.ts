@@ -1,0 +1,83 @@
+import type { WorkspaceRole } from '@hwp/contracts';
+import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '@hwp/platform';
+import type { Request, RequestHandler } from 'express';
+import type { DataSource } from 'typeorm';
+import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity';
+
+export const ROLE_RANK: Record<WorkspaceRole, number> = { viewer: 0, engineer: 1, manager: 2, owner: 3 };
+
+export function atLeast(role: WorkspaceRole, required: WorkspaceRole): boolean {
+  return ROLE_RANK[role] >= ROLE_RANK[required];
+}
+
+/** The workspace a request acts in and the caller's role there (set by the role check). */
+export interface WorkspaceAccess {
+  id: string;
+  name: string;
+  role: WorkspaceRole;
+}
+
+declare global {
+  namespace Express {
+    interface Request {
+      workspace?: WorkspaceAccess;
+    }
+  }
+}
+
+/** Where a route names its workspace. */
+export type WorkspaceSource = (req: Request) => unknown;
+export const fromParam =
+  (name: string): WorkspaceSource =>
+  (req) =>
+    req.params[name];
+export const fromQuery =
+  (name: string): WorkspaceSource =>
+  (req) =>
+    (req.query as Record<string, unknown>)[name];
+export const fromBody =
+  (name: string): WorkspaceSource =>
+  (req) =>
+    (req.body as Record<string, unknown> | undefined)?.[name];
+
+export function requestWorkspace(req: Request): WorkspaceAccess {
+  if (!req.workspace) throw new Error('the workspace role check did not run for this route');
+  return req.workspace;
+}
+
+/**
+ * The one role check of the collaboration host. A route declares the lowest role it needs
+ * (`workspaceRoute(..., { role: 'manager', workspace: fromParam('name') })`); a caller who is not a
+ * member gets 404 (the workspace does not exist for them), a member below the role 403.
+ */
+export function createRoleCheck(dataSource: DataSource) {
+  async function access(userId: string, workspaceName: string): Promise<WorkspaceAccess | null> {
+    const rows: { id: string; name: string; role: WorkspaceRole }[] = await dataSource.manager
+      .createQueryBuilder(WorkspaceEntity, 'w')
+      .innerJoin(WorkspaceMemberEntity, 'm', 'm.workspace_id = w.id AND m.user_id = :userId', { userId })
+      .select(['w.id AS id', 'w.name AS name', 'm.role AS role'])
+      .where('w.name = :name', { name: workspaceName.toLowerCase() })
+      .getRawMany();
+    return rows[0] ?? null;
+  }
+
+  function requireRole(role: WorkspaceRole, source: WorkspaceSource): RequestHandler {
+    return async (req, _res, next) => {
+      if (!req.collabUser) throw new UnauthorizedError();
+      const name = source(req);
+      if (typeof name !== 'string' || name.length === 0) {
+        throw new ValidationError('workspace is required', [{ field: 'workspace', message: 'required' }]);
+      }
+      const found = await access(req.collabUser.id, name);
+      if (!found) throw new NotFoundError('Workspace not found');
+      if (!atLeast(found.role, role))
+        throw new ForbiddenError(`This needs the ${role} role or higher in ${found.name}`);
+      req.workspace = found;
+      next();
+    };
+  }
+
+  return { access, requireRole };
+}
+
+export type RoleCheck = ReturnType<typeof createRoleCheck>;

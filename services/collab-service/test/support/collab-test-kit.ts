@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestService, type TestService } from '@hwp/platform/test-kit';
+import type { Express } from 'express';
+import request from 'supertest';
+import type { ApiConfig } from '../../../api-service/src/config';
+import {
+  type ApiTestService,
+  signUp,
+  startApi,
+  type TestUser,
+} from '../../../api-service/test/support/api-test-kit';
+import { type CollabConfig, loadCollabConfig } from '../../src/config';
+import { collabService } from '../../src/service';
+
+export type CollabTestService = TestService<CollabConfig>;
+
+/**
+ * The API host (listening on a free port, for its JWKS) and a collaboration host verifying its
+ * tokens, on one AMQP namespace so `user.updated.v1` and notifications travel between them.
+ */
+export interface Stack {
+  api: ApiTestService;
+  apiUrl: string;
+  collab: CollabTestService;
+  namespace: string;
+  /** Another collaboration process on the same database and broker namespace (a second replica). */
+  startCollabReplica(env?: Record<string, string>): Promise<CollabTestService>;
+  stop(): Promise<void>;
+}
+
+export async function startStack(
+  env: { api?: Record<string, string>; collab?: Record<string, string> } = {},
+): Promise<Stack> {
+  const namespace = `test-${randomBytes(4).toString('hex')}.`;
+  const api = await startApi({ AMQP_NAMESPACE: namespace, ...env.api });
+  const server: Server = createServer(api.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const collabEnv = {
+    AMQP_NAMESPACE: namespace,
+    AUTH_JWKS_URL: `${apiUrl}/.well-known/jwks.json`,
+    ...env.collab,
+  };
+  const collab = await startTestService(collabService, loadCollabConfig, collabEnv);
+  const replicas: CollabTestService[] = [];
+  return {
+    api,
+    apiUrl,
+    collab,
+    namespace,
+    async startCollabReplica(extra = {}) {
+      const replica = await startTestService(collabService, loadCollabConfig, {
+        ...collabEnv,
+        DATABASE_URL: collab.deps.config.DATABASE_URL as string,
+        ...extra,
+      });
+      replicas.push(replica);
+      return replica;
+    },
+    async stop() {
+      for (const replica of replicas) await replica.stop();
+      await collab.stop();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await api.stop();
+    },
+  };
+}
+
+/** A signed-up API host user, for the collaboration host. */
+export function newUser(stack: Stack, data: Record<string, string> = {}): Promise<TestUser> {
+  return signUp(stack.api.app, data);
+}
+
+/** Supertest on the collaboration host with the user's bearer token. */
+export function collabAs(app: Express, user: { token: string; ip?: string }) {
+  const agent = request(app);
+  const wrap = (method: 'get' | 'post' | 'put' | 'patch' | 'delete') => (path: string) => {
+    const test = agent[method](path).set('Authorization', `Bearer ${user.token}`);
+    return user.ip ? test.set('X-Forwarded-For', user.ip) : test;
+  };
+  return {
+    get: wrap('get'),
+    post: wrap('post'),
+    put: wrap('put'),
+    patch: wrap('patch'),
+    delete: wrap('delete'),
+  };
+}
+
+export type { ApiConfig, TestUser };
