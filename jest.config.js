@@ -7,7 +7,17 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
+    // jose 6 ships ESM only. Node >= 20.19 require()s it natively (the built code does); Jest's
+    // module loader does so only on Node >= 24.9, so before that it is compiled to CommonJS here.
+    '/node_modules/.+/jose/dist/.+\\.js$': [
+      'ts-jest',
+      {
+        tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', target: 'es2022' },
+        diagnostics: false,
+      },
+    ],
   },
+  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/jose@[^/]+/node_modules/)?jose/)'],
   moduleNameMapper: {
     '^@hwp/(contracts|platform)$': '<rootDir>/packages/$1/src',
     '^@hwp/platform/test-kit$': '<rootDir>/packages/platform/src/test-kit',
