@@ -1,10 +1,13 @@
-import type { Request } from 'express';
+import type { Request, RequestHandler } from 'express';
 import {
   ipKeyGenerator,
+  MemoryStore,
+  type Options,
   type RateLimitInfo,
   type Logger as RateLimitLogger,
   type RateLimitRequestHandler,
   rateLimit,
+  type Store,
 } from 'express-rate-limit';
 import type { DataSource } from 'typeorm';
 import { AppError } from '../errors';
@@ -120,4 +123,50 @@ export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): R
     // rest check this configuration or the store and each logs at most once per limiter.
     validate: true,
   });
+}
+
+/** A limit on failures only (wrong passwords): see createFailureLimiter. */
+export type FailureLimitRule = Omit<RateLimitRule, 'skipSuccessfulRequests' | 'skipFailedRequests'>;
+
+/**
+ * Blocks a key once `limit` failed requests (status >= 400, 429 excepted) were recorded in the
+ * window. Failures are counted after the response, so concurrent successful requests never count,
+ * unlike express-rate-limit's skipSuccessfulRequests, which counts every request first and takes
+ * successes back when they finish (eight simultaneous good logins would trip a limit of five).
+ * Same store, headers and error body as createRateLimiter; fails open likewise.
+ */
+export function createFailureLimiter(deps: RateLimiterDeps, rule: FailureLimitRule): RequestHandler {
+  if (!RULE_NAME.test(rule.name)) throw new Error(`rate-limit rule name "${rule.name}" is not a token`);
+  const log = deps.logger.child({ rateLimit: rule.name });
+  const store: Store = deps.embedded
+    ? new MemoryStore()
+    : new PostgresRateLimitStore({ dataSource: deps.dataSource, logger: log, prefix: `${rule.name}:` });
+  store.init?.({ windowMs: rule.windowMs } as Options);
+  const windowSeconds = Math.ceil(rule.windowMs / 1000);
+  const detail = rule.message ?? 'Too many failed attempts, try again later';
+
+  return async (req, res, next) => {
+    const key = rule.key(req);
+    const info = await Promise.resolve(store.get?.(key)).catch((error: unknown) => {
+      log.warn({ err: error }, 'rate-limit store unavailable, request let through');
+      return undefined;
+    });
+    const hits = info?.totalHits ?? 0;
+    const resetSeconds = info?.resetTime
+      ? Math.max(1, Math.ceil((info.resetTime.getTime() - Date.now()) / 1000))
+      : windowSeconds;
+    res.setHeader('RateLimit-Policy', `"${rule.name}"; q=${rule.limit}; w=${windowSeconds}`);
+    res.setHeader('RateLimit', `"${rule.name}"; r=${Math.max(0, rule.limit - hits)}; t=${resetSeconds}`);
+    if (hits >= rule.limit) {
+      next(new AppError('rate_limited', 429, detail, { headers: { 'Retry-After': String(resetSeconds) } }));
+      return;
+    }
+    res.once('finish', () => {
+      if (res.statusCode < 400 || res.statusCode === 429) return;
+      Promise.resolve(store.increment(key)).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not count a failed request');
+      });
+    });
+    next();
+  };
 }

@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path';
 import {
   type ApiRouter,
   clientKey,
+  createFailureLimiter,
   createRateLimiter,
   type PlatformDeps,
   persistentSecret,
@@ -130,20 +131,18 @@ export function createAuthModule(
     return `account:${String(id).trim().toLowerCase()}`;
   };
   const loginLimits = [
-    createRateLimiter(limiterDeps, {
+    createFailureLimiter(limiterDeps, {
       name: 'login-ip',
       limit: config.LOGIN_MAX_FAILURES_PER_IP,
       windowMs: failureWindowMs,
       key: clientKey,
-      skipSuccessfulRequests: true,
       message: 'Too many failed logins from this address; try again later',
     }),
-    createRateLimiter(limiterDeps, {
+    createFailureLimiter(limiterDeps, {
       name: 'login-account',
       limit: config.LOGIN_MAX_FAILURES_PER_ACCOUNT,
       windowMs: failureWindowMs,
       key: accountOf,
-      skipSuccessfulRequests: true,
       message: 'Too many failed logins for this account; try again later',
     }),
   ];

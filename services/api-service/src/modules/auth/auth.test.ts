@@ -528,3 +528,15 @@ describe('rate limits', () => {
     expect(locked.headers['retry-after']).toBeDefined();
   });
 });
+
+describe('concurrency', () => {
+  test('simultaneous logins to one account all succeed (no lock-order deadlock)', async () => {
+    const user = await signUp(fast.app);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        post(fast.app, '/auth/login', user.ip).send({ email: user.email, password: user.password }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(200));
+  });
+});

@@ -147,10 +147,12 @@ export class TenantsService {
   /**
    * Gives a user without any tenant a personal one, so tenant resolution never comes up empty.
    * Runs in a transaction: the user row lock serializes concurrent first requests, which would
-   * otherwise each see no membership and each create a personal tenant.
+   * otherwise each see no membership and each create a personal tenant. FOR NO KEY UPDATE, not FOR
+   * UPDATE: concurrent logins hold KEY SHARE on the row (their session rows reference it), and FOR
+   * UPDATE would deadlock against those.
    */
   async ensurePersonalTenant(manager: EntityManager, user: UserEntity): Promise<void> {
-    await manager.findOne(UserEntity, { where: { id: user.id }, lock: { mode: 'pessimistic_write' } });
+    await manager.findOne(UserEntity, { where: { id: user.id }, lock: { mode: 'for_no_key_update' } });
     if (await manager.exists(TenantMemberEntity, { where: { userId: user.id } })) return;
     const who = user.userMetadata.first_name ?? user.email?.split('@')[0] ?? user.phone ?? 'Personal';
     const tenant = await this.createIn(manager, user.id, {
