@@ -2,6 +2,7 @@ import { createServiceApp, type PlatformDeps } from '@hwp/platform';
 import type { Express } from 'express';
 import type { CollabConfig } from './config';
 import { createIdentityModule } from './modules/identity/identity.module';
+import { mountInvitationRoutes } from './modules/invitations/invitations.routes';
 import { createRoleCheck } from './modules/workspaces/workspace-access';
 import type { CollabRouting } from './modules/workspaces/workspace-route';
 import { mountWorkspaceRoutes, type PresenceReader } from './modules/workspaces/workspaces.routes';
@@ -47,6 +48,7 @@ export function createApp(deps: PlatformDeps<CollabConfig>): Express {
         blobs: deps.blobs,
         dataSource: deps.dataSource,
       });
+      mountInvitationRoutes(deps, routing, workspaces);
     },
   });
 }

@@ -7,15 +7,21 @@ import {
 import { createApp } from './app';
 import type { CollabConfig } from './config';
 import { CreateIdentityAndWorkspaces1763900000000 } from './db/migrations/1763900000000-CreateIdentityAndWorkspaces';
+import { CreateInvitations1763900000200 } from './db/migrations/1763900000200-CreateInvitations';
 import { CollabUserEntity } from './modules/identity/collab-user.entity';
 import { createIdentityModule } from './modules/identity/identity.module';
+import { InvitationEntity } from './modules/invitations/invitation.entity';
 import { WorkspaceEntity, WorkspaceMemberEntity } from './modules/workspaces/workspace.entity';
 
 /** The collab-service: its schema, its app and its consumers, for main.ts, the embedded runner and tests. */
 export const collabService: ServiceDefinition<CollabConfig> = {
   name: 'collab-service',
-  entities: [...platformEntities, CollabUserEntity, WorkspaceEntity, WorkspaceMemberEntity],
-  migrations: [...platformMigrations, CreateIdentityAndWorkspaces1763900000000],
+  entities: [...platformEntities, CollabUserEntity, WorkspaceEntity, WorkspaceMemberEntity, InvitationEntity],
+  migrations: [
+    ...platformMigrations,
+    CreateIdentityAndWorkspaces1763900000000,
+    CreateInvitations1763900000200,
+  ],
   blobRoutePrefix: '/v1/blobs',
   createApp,
   async registerConsumers(deps) {

@@ -1,0 +1,150 @@
+import {
+  AcceptedInvitation,
+  ErrorBodyDto,
+  InvitationCodeRequest,
+  InvitationList,
+  InvitationValidation,
+  ListInvitationsQuery,
+  SendInvitationRequest,
+  SentInvitation,
+} from '@hwp/contracts';
+import { clientKey, createRateLimiter, type PlatformDeps } from '@hwp/platform';
+import type { CollabConfig } from '../../config';
+import { currentUser } from '../identity/identity.module';
+import { atLeast, fromBody, requestWorkspace } from '../workspaces/workspace-access';
+import { type CollabRouting, memberRoute, userRoute } from '../workspaces/workspace-route';
+import type { WorkspacesService } from '../workspaces/workspaces.service';
+import { type InvitationScope, InvitationsService } from './invitations.service';
+
+const TAGS = ['invitations'];
+
+/** Invitations (section 4.11, limits in section 8). */
+export function mountInvitationRoutes(
+  deps: PlatformDeps<CollabConfig>,
+  routing: CollabRouting,
+  workspaces: WorkspacesService,
+): InvitationsService {
+  const { config } = deps;
+  const invitations = new InvitationsService({
+    dataSource: deps.dataSource,
+    bus: deps.bus,
+    workspaces,
+    ttlDays: config.INVITATION_TTL_DAYS,
+    linkBase: config.SITE_URL ?? config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
+  });
+  // Per client address, as section 8 says: the collaboration host never sets `req.user`, so
+  // clientKey gives `ip:<address>`. In `before` it runs ahead of the role check: every attempt
+  // by a signed-in caller counts, allowed or not.
+  const sendLimit = createRateLimiter(
+    { dataSource: deps.dataSource, logger: deps.logger, embedded: !config.DATABASE_URL },
+    {
+      name: 'invitations',
+      limit: config.INVITATIONS_PER_MINUTE_PER_IP,
+      windowMs: 60_000,
+      key: clientKey,
+      message: 'Too many invitations from this address; try again in a minute',
+    },
+  );
+
+  memberRoute(routing, {
+    method: 'post',
+    path: '/api/invitations/send',
+    summary: 'Invite someone to a workspace by email',
+    description:
+      'Needs manager+ in `workspace`; only an owner may invite with role `owner` (else 403). `role` defaults to `engineer`. ' +
+      'The email (template `invitation`) carries a single-use code and the link `<SITE_URL>/invite?code=<code>`; the code ' +
+      'expires after INVITATION_TTL_DAYS (7) days. Sending again to the same address replaces the pending invitation ' +
+      '(the older code answers 410). Limited to INVITATIONS_PER_MINUTE_PER_IP (5) sends per minute per client address, ' +
+      'counted before the role check.',
+    tags: TAGS,
+    role: 'manager',
+    workspace: fromBody('workspace'),
+    before: [sendLimit],
+    rateLimited: true,
+    body: SendInvitationRequest,
+    responses: {
+      201: { description: 'Sent; the answer carries the code', schema: SentInvitation },
+      403: {
+        description: 'Below manager in the workspace, or a non-owner inviting an owner',
+        schema: ErrorBodyDto,
+      },
+      409: { description: 'The address belongs to a member of the workspace', schema: ErrorBodyDto },
+    },
+    handler: async (req, res) => {
+      const body = req.body as SendInvitationRequest;
+      res.status(201).json(await invitations.send(currentUser(req), requestWorkspace(req), body));
+    },
+  });
+
+  userRoute(routing, {
+    method: 'get',
+    path: '/api/invitations',
+    summary: 'Invitations sent to the caller’s email or by the caller; managers may list a workspace’s',
+    description:
+      'Without `workspace`: invitations addressed to the caller’s email plus those the caller sent. With `workspace`: ' +
+      'managers+ of it see all of its invitations; anyone else only their own within it (an unknown workspace gives an ' +
+      'empty list). `status`: `all` (default), `pending` (not yet accepted and not expired), `accepted`. Items carry ' +
+      '`expired` or `revoked` (replaced by a newer invitation) as status where that applies. Newest first; `limit` ' +
+      'default 50, max 500.',
+    tags: TAGS,
+    query: ListInvitationsQuery,
+    responses: { 200: { description: 'Invitations', schema: InvitationList } },
+    handler: async (req, res) => {
+      const query = res.locals.query as ListInvitationsQuery;
+      const user = currentUser(req);
+      let scope: InvitationScope = { kind: 'own', userId: user.id, email: user.email };
+      if (query.workspace !== undefined) {
+        const access = await routing.roles.access(user.id, query.workspace);
+        scope =
+          access && atLeast(access.role, 'manager')
+            ? { kind: 'workspace', workspaceId: access.id }
+            : { ...scope, workspaceName: query.workspace };
+      }
+      res.json(await invitations.list(scope, query));
+    },
+  });
+
+  routing.api.route({
+    method: 'post',
+    path: '/api/invitations/validate',
+    summary: 'Check an invitation code (open, no login)',
+    description:
+      'Always 200 for a well-formed request: `valid` says whether the code can be accepted now. When it cannot, ' +
+      '`reason` is `not_found` (unknown code; no other fields), `expired`, `accepted` (already used) or `revoked` ' +
+      '(replaced by a newer invitation). For a known code the answer names the workspace, role, invited email and ' +
+      'expiry.',
+    tags: TAGS,
+    body: InvitationCodeRequest,
+    responses: { 200: { description: 'The verdict', schema: InvitationValidation } },
+    handler: async (req, res) => {
+      const { invitationCode } = req.body as InvitationCodeRequest;
+      res.json(await invitations.validate(invitationCode));
+    },
+  });
+
+  userRoute(routing, {
+    method: 'post',
+    path: '/api/invitations/accept',
+    summary: 'Accept an invitation: the caller joins the workspace with its role',
+    description:
+      'The signed-in user’s email must equal the invited address (case-insensitive), else 403. A member keeps a ' +
+      'higher role they already hold; the answer gives the resulting role. A code works once: a used code is 409 ' +
+      '(`conflict`, `reason: "accepted"`); an expired or replaced one is 410 (`gone`, `reason: "expired"` or ' +
+      '`"revoked"`); an unknown one 404.',
+    tags: TAGS,
+    body: InvitationCodeRequest,
+    responses: {
+      200: { description: 'Joined', schema: AcceptedInvitation },
+      403: { description: 'The invitation is for another email address', schema: ErrorBodyDto },
+      404: { description: 'Unknown code', schema: ErrorBodyDto },
+      409: { description: 'Already used', schema: ErrorBodyDto },
+      410: { description: 'Expired, or replaced by a newer invitation', schema: ErrorBodyDto },
+    },
+    handler: async (req, res) => {
+      const { invitationCode } = req.body as InvitationCodeRequest;
+      res.json(await invitations.accept(currentUser(req), invitationCode));
+    },
+  });
+
+  return invitations;
+}
