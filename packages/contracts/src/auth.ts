@@ -13,7 +13,6 @@ import {
   IsUUID,
   Matches,
   MaxLength,
-  MinLength,
   ValidateNested,
 } from 'class-validator';
 import { Nullable } from './schema';

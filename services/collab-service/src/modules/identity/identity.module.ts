@@ -15,7 +15,7 @@ import {
   persistentSecret,
   UnauthorizedError,
 } from '@hwp/platform';
-import type { Express, Request, RequestHandler } from 'express';
+import type { Express as ExpressApp, Request, RequestHandler } from 'express';
 import session from 'express-session';
 import type { CollabConfig } from '../../config';
 import type { CollabUserEntity } from './collab-user.entity';
@@ -50,7 +50,7 @@ export interface IdentityModule {
   verifier: AccessTokenVerifier;
   /** 401 unless the request carries a valid bearer token or session cookie; sets `req.collabUser`. */
   requireUser: RequestHandler;
-  install(app: Express): void;
+  install(app: ExpressApp): void;
   mount(api: ApiRouter): void;
   registerConsumer(): Promise<void>;
 }
