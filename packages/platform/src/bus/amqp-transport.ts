@@ -1,6 +1,13 @@
 import { EVENTS_EXCHANGE, type EventEnvelope } from '@hwp/contracts';
 import * as amqp from 'amqplib';
-import { type MessageTransport, queueNameOf, type SubscribeOptions } from './bus';
+import {
+  broadcastQueueNameOf,
+  type MessageTransport,
+  newReplicaId,
+  queueNameOf,
+  RecentIds,
+  type SubscribeOptions,
+} from './bus';
 import { decodeEnvelope } from './envelope';
 import { type BusLogger, describeError, isPermanentFailure, silentLogger } from './logger';
 
@@ -36,6 +43,8 @@ export interface AmqpTransportOptions {
   heartbeatSeconds?: number;
   /** How long start() waits for the first connection before carrying on in the background (default 5000 ms). */
   startTimeoutMs?: number;
+  /** Names this process's broadcast queues (default random); unique among the service's replicas. */
+  replicaId?: string;
 }
 
 /** Header with the 1-based number of the delivery a message is on. */
@@ -56,6 +65,10 @@ type Handler = (envelope: EventEnvelope) => Promise<void>;
 interface Subscription {
   consumer: string;
   queue: string;
+  /** One exclusive queue per process (SubscribeOptions.broadcast): no retry or dead-letter queues. */
+  broadcast: boolean;
+  /** Ids handled on a broadcast queue, to skip redeliveries (no inbox there). */
+  seen: RecentIds | null;
   patterns: string[];
   maxAttempts: number;
   retryDelayMs: number;
@@ -145,6 +158,8 @@ function redact(url: string): string {
 export class AmqpTransport implements MessageTransport {
   readonly kind = 'amqp' as const;
   readonly serviceName: string;
+  /** This process among the service's replicas; broadcast queues are named after it. */
+  readonly replicaId: string;
 
   private readonly url: string;
   private readonly logger: BusLogger;
@@ -164,12 +179,15 @@ export class AmqpTransport implements MessageTransport {
   private publishChannel: amqp.ConfirmChannel | null = null;
   private readonly subscriptions: Subscription[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** What to run instead when close() clears a timer (a retry wait that must not hang). */
+  private readonly cancellations = new Map<NodeJS.Timeout, () => void>();
   private connectedWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   private everConnected = false;
   private closing = false;
 
   constructor(options: AmqpTransportOptions) {
     this.serviceName = options.serviceName;
+    this.replicaId = options.replicaId ?? newReplicaId();
     this.url = withHeartbeat(options.url, options.heartbeatSeconds ?? 10);
     this.logger = options.logger ?? silentLogger;
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
@@ -283,19 +301,26 @@ export class AmqpTransport implements MessageTransport {
 
   /**
    * Declares `<serviceName>.<consumer>` (plus its retry and dead-letter queues), binds it to each
-   * pattern and consumes it. When disconnected the subscription is registered and set up as soon as
-   * the connection is back; it is set up again after every reconnect.
+   * pattern and consumes it; a broadcast consumer gets its own exclusive, auto-deleted queue
+   * `<serviceName>.<consumer>.<replicaId>` instead. When disconnected the subscription is registered
+   * and set up as soon as the connection is back; it is set up again after every reconnect.
    */
   async subscribe(options: SubscribeOptions, handler: Handler): Promise<void> {
     if (this.closing) throw new Error('amqp transport is closed');
     if (options.patterns.length === 0) throw new Error(`consumer ${options.consumer} has no patterns`);
-    const queue = `${this.namespace}${queueNameOf(this.serviceName, options.consumer)}`;
+    const queue = `${this.namespace}${
+      options.broadcast
+        ? broadcastQueueNameOf(this.serviceName, options.consumer, this.replicaId)
+        : queueNameOf(this.serviceName, options.consumer)
+    }`;
     if (this.subscriptions.some((s) => s.queue === queue)) {
       throw new Error(`consumer ${options.consumer} is already subscribed on this transport`);
     }
     const subscription: Subscription = {
       consumer: options.consumer,
       queue,
+      broadcast: options.broadcast === true,
+      seen: options.broadcast ? new RecentIds() : null,
       patterns: [...options.patterns],
       maxAttempts: Math.max(1, options.maxAttempts ?? this.maxAttempts),
       retryDelayMs: Math.max(0, options.retryDelayMs ?? this.retryDelayMs),
@@ -333,6 +358,8 @@ export class AmqpTransport implements MessageTransport {
     this.closing = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    for (const cancelled of this.cancellations.values()) cancelled();
+    this.cancellations.clear();
     for (const waiter of this.connectedWaiters.splice(0))
       waiter.reject(new Error('amqp transport is closed'));
     for (const sub of this.subscriptions) {
@@ -467,16 +494,21 @@ export class AmqpTransport implements MessageTransport {
       );
       ch.once('close', () => this.onConsumerChannelClosed(sub, model, ch));
       await ch.assertExchange(this.exchange, 'topic', { durable: true });
-      await ch.assertQueue(sub.queue, { durable: true, arguments: this.queueArguments });
-      // Expired retries return to the main queue through the default exchange. The delay is set per
-      // message (`expiration`) rather than as x-message-ttl so a config change needs no queue redeclare.
-      await ch.assertQueue(`${sub.queue}.retry`, {
-        durable: true,
-        deadLetterExchange: '',
-        deadLetterRoutingKey: sub.queue,
-        arguments: this.queueArguments,
-      });
-      await ch.assertQueue(`${sub.queue}.dlq`, { durable: true, arguments: this.queueArguments });
+      if (sub.broadcast) {
+        // Tied to this connection: the broker deletes it when the process (or its connection) goes.
+        await ch.assertQueue(sub.queue, { exclusive: true, autoDelete: true, durable: false });
+      } else {
+        await ch.assertQueue(sub.queue, { durable: true, arguments: this.queueArguments });
+        // Expired retries return to the main queue through the default exchange. The delay is set per
+        // message (`expiration`) rather than as x-message-ttl so a config change needs no queue redeclare.
+        await ch.assertQueue(`${sub.queue}.retry`, {
+          durable: true,
+          deadLetterExchange: '',
+          deadLetterRoutingKey: sub.queue,
+          arguments: this.queueArguments,
+        });
+        await ch.assertQueue(`${sub.queue}.dlq`, { durable: true, arguments: this.queueArguments });
+      }
       for (const pattern of sub.patterns) await ch.bindQueue(sub.queue, this.exchange, pattern);
       await ch.prefetch(sub.prefetch);
       sub.channel = ch;
@@ -532,7 +564,10 @@ export class AmqpTransport implements MessageTransport {
       if (!this.closing) this.later(REATTACH_DELAY_MS, () => void this.ensureAttached(sub));
       return;
     }
-    const run = this.handleDelivery(sub, channel, message).catch((error: unknown) => {
+    const handle = sub.broadcast
+      ? this.handleBroadcast(sub, channel, message)
+      : this.handleDelivery(sub, channel, message);
+    const run = handle.catch((error: unknown) => {
       this.logger.error({ queue: sub.queue, err: describeError(error) }, 'amqp delivery handling failed');
     });
     sub.inFlight.add(run);
@@ -569,6 +604,52 @@ export class AmqpTransport implements MessageTransport {
         await this.moveOn(sub, channel, message, () => this.sendToRetry(sub, channel, message, attempt));
       }
       return;
+    }
+    this.settle(channel, message, 'ack');
+  }
+
+  /**
+   * A delivery on a broadcast queue: no inbox and no retry or dead-letter queues (the queue is this
+   * process's alone and dies with it). A failing handler is retried here, holding the message, up to
+   * maxAttempts; then the message is dropped and logged. Ids already handled are skipped.
+   */
+  private async handleBroadcast(
+    sub: Subscription,
+    channel: amqp.ConfirmChannel,
+    message: amqp.ConsumeMessage,
+  ): Promise<void> {
+    const decoded = decodeEnvelope(message.content);
+    if (!decoded.ok) {
+      this.logger.error({ queue: sub.queue, reason: decoded.reason }, 'malformed broadcast message; dropped');
+      this.settle(channel, message, 'ack');
+      return;
+    }
+    const envelope = decoded.envelope;
+    if (sub.seen?.has(envelope.id)) {
+      this.settle(channel, message, 'ack');
+      return;
+    }
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await sub.handler(envelope);
+        sub.seen?.add(envelope.id);
+        break;
+      } catch (error) {
+        const log = {
+          queue: sub.queue,
+          eventId: envelope.id,
+          type: envelope.type,
+          attempt,
+          err: describeError(error),
+        };
+        if (attempt >= sub.maxAttempts || isPermanentFailure(error) || this.closing) {
+          this.logger.error(log, 'broadcast handler failed for the last time; message dropped');
+          break;
+        }
+        this.logger.warn(log, 'broadcast handler failed; will retry');
+        await new Promise<void>((resolve) => this.later(sub.retryDelayMs, resolve, resolve));
+        if (this.closing) break;
+      }
     }
     this.settle(channel, message, 'ack');
   }
@@ -693,12 +774,19 @@ export class AmqpTransport implements MessageTransport {
     );
   }
 
-  private later(ms: number, run: () => void): void {
-    if (this.closing) return;
+  /** Runs `run` after `ms` unless the transport closes first; then `cancelled`, if given, runs at once. */
+  private later(ms: number, run: () => void, cancelled?: () => void): void {
+    if (this.closing) {
+      cancelled?.();
+      return;
+    }
     const timer = setTimeout(() => {
       this.timers.delete(timer);
+      this.cancellations.delete(timer);
       if (!this.closing) run();
+      else cancelled?.();
     }, ms);
     this.timers.add(timer);
+    if (cancelled) this.cancellations.set(timer, cancelled);
   }
 }

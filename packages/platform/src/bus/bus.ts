@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { EventEnvelope } from '@hwp/contracts';
 import type { EntityManager } from 'typeorm';
 
@@ -28,11 +29,57 @@ export interface SubscribeOptions {
   retryDelayMs?: number;
   /** Messages handled concurrently by this consumer (default 10). */
   prefetch?: number;
+  /**
+   * Every process (replica) of the service receives every message, instead of the replicas sharing
+   * one durable queue. Each process gets its own exclusive, auto-deleted queue
+   * `<namespace><service>.<consumer>.<replicaId>` bound to the same patterns, for work that is local
+   * to the process (pushing to the SSE clients connected to it). Such a queue lives as long as the
+   * process's connection: messages published while it is down are not kept for it, so the handler
+   * must be able to catch up from a durable source (the event log) when that matters.
+   * No inbox row is written (each replica must see each message; `createBus().subscribe` passes the
+   * data source's manager, outside any transaction) and there is no dead-letter queue: a failing
+   * handler is retried in the process up to `maxAttempts` times, then the message is dropped and
+   * logged. Redeliveries are absorbed by an in-memory set of recently handled event ids.
+   */
+  broadcast?: boolean;
 }
 
 /** Queue name of a consumer: one durable queue per `<serviceName>.<consumer>`. */
 export function queueNameOf(serviceName: string, consumer: string): string {
   return `${serviceName}.${consumer}`;
+}
+
+/** Queue of one replica's broadcast consumer: `<serviceName>.<consumer>.<replicaId>`. */
+export function broadcastQueueNameOf(serviceName: string, consumer: string, replicaId: string): string {
+  return `${queueNameOf(serviceName, consumer)}.${replicaId}`;
+}
+
+/** A random id for a process among the replicas of a service (names its broadcast queues). */
+export function newReplicaId(): string {
+  return randomBytes(6).toString('hex');
+}
+
+/**
+ * Ids of recently handled events, at most `capacity` (the oldest are forgotten first): a replica's
+ * guard against redeliveries on its broadcast queue, where no inbox table is involved.
+ */
+export class RecentIds {
+  private readonly ids = new Set<string>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  add(id: string): void {
+    this.ids.add(id);
+    if (this.ids.size > this.capacity) {
+      // A Set iterates in insertion order: the first entry is the oldest.
+      const oldest = this.ids.values().next().value;
+      if (oldest !== undefined) this.ids.delete(oldest);
+    }
+  }
 }
 
 /**

@@ -44,7 +44,11 @@ export function inboxHandler(
   };
 }
 
-/** Subscribes `handler` on `transport`, with inbox deduplication in `dataSource`. */
+/**
+ * Subscribes `handler` on `transport`, with inbox deduplication in `dataSource`. A broadcast
+ * subscription skips the inbox (every replica handles every message, see SubscribeOptions.broadcast):
+ * its handler gets the data source's manager, outside a transaction.
+ */
 export function subscribeWithInbox(
   transport: MessageTransport,
   dataSource: DataSource,
@@ -52,6 +56,9 @@ export function subscribeWithInbox(
   handler: EventHandler,
   logger: BusLogger = silentLogger,
 ): Promise<void> {
+  if (options.broadcast) {
+    return transport.subscribe(options, (envelope) => handler(envelope, dataSource.manager));
+  }
   const inboxKey = queueNameOf(transport.serviceName, options.consumer);
   return transport.subscribe(options, inboxHandler(dataSource, inboxKey, handler, logger));
 }

@@ -9,10 +9,13 @@ export {
   SOURCE_QUEUE_HEADER,
 } from './amqp-transport';
 export {
+  broadcastQueueNameOf,
   type EventHandler,
   type MessageTransport,
+  newReplicaId,
   type OutgoingEvent,
   queueNameOf,
+  RecentIds,
   type SubscribeOptions,
 } from './bus';
 export { type Bus, type BusOptions, createBus } from './create-bus';

@@ -1,5 +1,11 @@
 import type { EventEnvelope } from '@hwp/contracts';
-import { type MessageTransport, queueNameOf, type SubscribeOptions } from './bus';
+import {
+  broadcastQueueNameOf,
+  type MessageTransport,
+  newReplicaId,
+  queueNameOf,
+  type SubscribeOptions,
+} from './bus';
 import { decodeEnvelope, topicMatches } from './envelope';
 import { type BusLogger, describeError, isPermanentFailure, silentLogger } from './logger';
 
@@ -24,6 +30,8 @@ export interface MemoryTransportOptions {
   /** Concurrent deliveries per consumer (default 10). */
   prefetch?: number;
   logger?: BusLogger;
+  /** Names this transport's broadcast queues (default random): one transport stands for one process. */
+  replicaId?: string;
 }
 
 type Handler = (envelope: EventEnvelope) => Promise<void>;
@@ -46,6 +54,8 @@ interface MemoryConsumer {
 
 interface MemoryQueue {
   name: string;
+  /** A replica's own queue (SubscribeOptions.broadcast): dropped with its consumer, never dead-letters. */
+  broadcast: boolean;
   patterns: Set<string>;
   pending: PendingMessage[];
   consumers: MemoryConsumer[];
@@ -111,12 +121,13 @@ export class MemoryBroker {
   }
 
   /** @internal */
-  bind(queueName: string, patterns: string[], consumer: MemoryConsumer): void {
+  bind(queueName: string, patterns: string[], consumer: MemoryConsumer, broadcast = false): void {
     if (this.closed) throw new Error('memory broker is closed');
     let queue = this.queues.get(queueName);
     if (!queue) {
       queue = {
         name: queueName,
+        broadcast,
         patterns: new Set(),
         pending: [],
         consumers: [],
@@ -135,6 +146,8 @@ export class MemoryBroker {
   unbindConsumersOf(owner: MemoryTransport): void {
     for (const queue of this.queues.values()) {
       queue.consumers = queue.consumers.filter((consumer) => consumer.owner !== owner);
+      // Like an auto-deleted exclusive queue: it goes with its process.
+      if (queue.broadcast && queue.consumers.length === 0) this.queues.delete(queue.name);
     }
   }
 
@@ -180,7 +193,14 @@ export class MemoryBroker {
     const run = (async () => {
       const decoded = decodeEnvelope(message.content);
       if (!decoded.ok) {
-        this.deadLetter(queue, message, null, decoded.reason);
+        if (queue.broadcast) {
+          consumer.owner.logger.error(
+            { queue: queue.name, reason: decoded.reason },
+            'malformed broadcast message; dropped',
+          );
+        } else {
+          this.deadLetter(queue, message, null, decoded.reason);
+        }
         return;
       }
       try {
@@ -208,6 +228,19 @@ export class MemoryBroker {
   ): void {
     const reason = describeError(error);
     const logger = consumer.owner.logger;
+    if (queue.broadcast && (message.attempt >= consumer.maxAttempts || isPermanentFailure(error))) {
+      logger.error(
+        {
+          queue: queue.name,
+          eventId: envelope.id,
+          type: envelope.type,
+          attempts: message.attempt,
+          err: reason,
+        },
+        'broadcast handler failed for the last time; message dropped',
+      );
+      return;
+    }
     if (message.attempt >= consumer.maxAttempts || isPermanentFailure(error)) {
       logger.error(
         {
@@ -257,11 +290,15 @@ export class MemoryBroker {
 /**
  * The embedded mode's transport: one per service, all on one MemoryBroker. Same semantics as the
  * AMQP transport: topic routing, one queue per `<serviceName>.<consumer>`, asynchronous delivery,
- * bounded retries with a delay, then a dead-letter list.
+ * bounded retries with a delay, then a dead-letter list. A broadcast subscription gets a queue of
+ * its own per transport (`<serviceName>.<consumer>.<replicaId>`), so every transport of the same
+ * service receives every message; failures there are retried, then dropped.
  */
 export class MemoryTransport implements MessageTransport {
   readonly kind = 'memory' as const;
   readonly serviceName: string;
+  /** Stands for the process: broadcast queues are named after it. */
+  readonly replicaId: string;
   readonly broker: MemoryBroker;
   /** @internal */
   readonly logger: BusLogger;
@@ -275,6 +312,7 @@ export class MemoryTransport implements MessageTransport {
 
   constructor(options: MemoryTransportOptions & { serviceName: string; broker?: MemoryBroker }) {
     this.serviceName = options.serviceName;
+    this.replicaId = options.replicaId ?? newReplicaId();
     this.broker = options.broker ?? new MemoryBroker();
     this.logger = options.logger ?? silentLogger;
     this.maxAttempts = options.maxAttempts ?? 5;
@@ -291,14 +329,22 @@ export class MemoryTransport implements MessageTransport {
   async subscribe(options: SubscribeOptions, handler: Handler): Promise<void> {
     this.assertOpen();
     if (options.patterns.length === 0) throw new Error(`consumer ${options.consumer} has no patterns`);
-    this.broker.bind(queueNameOf(this.serviceName, options.consumer), options.patterns, {
-      owner: this,
-      handler,
-      prefetch: Math.max(1, options.prefetch ?? this.prefetch),
-      maxAttempts: Math.max(1, options.maxAttempts ?? this.maxAttempts),
-      retryDelayMs: Math.max(0, options.retryDelayMs ?? this.retryDelayMs),
-      active: 0,
-    });
+    const queue = options.broadcast
+      ? broadcastQueueNameOf(this.serviceName, options.consumer, this.replicaId)
+      : queueNameOf(this.serviceName, options.consumer);
+    this.broker.bind(
+      queue,
+      options.patterns,
+      {
+        owner: this,
+        handler,
+        prefetch: Math.max(1, options.prefetch ?? this.prefetch),
+        maxAttempts: Math.max(1, options.maxAttempts ?? this.maxAttempts),
+        retryDelayMs: Math.max(0, options.retryDelayMs ?? this.retryDelayMs),
+        active: 0,
+      },
+      options.broadcast === true,
+    );
   }
 
   /** Nothing to connect to; only refuses a closed transport. */
