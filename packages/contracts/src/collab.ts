@@ -411,4 +411,12 @@ export class EventsQuery {
   @IsString()
   @MaxLength(64)
   username?: string;
+
+  /**
+   * Replays the events after this id, for clients that cannot set the `Last-Event-ID` header on the
+   * first connection; the header wins when both are sent (EventSource sends it on reconnects).
+   */
+  @IsOptional()
+  @Matches(/^\d{1,15}$/, { message: 'lastEventId must be an event id (digits)' })
+  lastEventId?: string;
 }

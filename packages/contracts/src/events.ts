@@ -1,3 +1,5 @@
+import type { CollabEvent } from './collab';
+
 /** RabbitMQ topic exchange that carries every integration event. */
 export const EVENTS_EXCHANGE = 'hwp.events';
 
@@ -10,6 +12,8 @@ export const RoutingKeys = {
   fileProcessed: 'file.processed.v1',
   notificationRequested: 'notification.requested.v1',
   userUpdated: 'user.updated.v1',
+  /** One event of a workspace's log, for every collaboration replica to push to its SSE clients. */
+  collabEvent: 'collab.event.v1',
   systemProbe: 'system.probe.v1',
 } as const;
 
@@ -59,6 +63,18 @@ export interface UserUpdatedData {
   firstName?: string | null;
   lastName?: string | null;
   avatarUrl?: string | null;
+}
+
+/**
+ * `collab.event.v1`: an event the collaboration host appended to a workspace's event log
+ * (DECISIONS.md section 7). Every replica receives it and pushes `event` to the event streams of
+ * the workspace connected to it.
+ */
+export interface CollabEventPublishedData {
+  workspaceId: string;
+  /** User id of the only recipient when `event.to` is set (`lock.request`, `mention`). */
+  recipientId?: string;
+  event: CollabEvent;
 }
 
 /** Reads the version number out of a routing key (`file.uploaded.v1` -> 1). */

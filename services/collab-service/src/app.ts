@@ -1,19 +1,20 @@
 import { createServiceApp, type PlatformDeps } from '@hwp/platform';
 import type { Express } from 'express';
 import type { CollabConfig } from './config';
+import { eventsModuleFor } from './modules/events/events.module';
 import { createIdentityModule } from './modules/identity/identity.module';
 import { mountInvitationRoutes } from './modules/invitations/invitations.routes';
 import { createRoleCheck } from './modules/workspaces/workspace-access';
 import type { CollabRouting } from './modules/workspaces/workspace-route';
-import { mountWorkspaceRoutes, type PresenceReader } from './modules/workspaces/workspaces.routes';
+import { mountWorkspaceRoutes } from './modules/workspaces/workspaces.routes';
 import { WorkspacesService } from './modules/workspaces/workspaces.service';
 
 /** Builds the collab-service express app from its dependencies; it does not listen. */
 export function createApp(deps: PlatformDeps<CollabConfig>): Express {
   const identity = createIdentityModule(deps);
   const roles = createRoleCheck(deps.dataSource);
-  const workspaces = new WorkspacesService(deps.dataSource);
-  const presence: PresenceReader = { onlineUserIds: async () => new Set() };
+  const events = eventsModuleFor(deps);
+  const workspaces = new WorkspacesService(deps.dataSource, events.events);
 
   return createServiceApp(deps, {
     openapi: {
@@ -44,11 +45,12 @@ export function createApp(deps: PlatformDeps<CollabConfig>): Express {
         routing,
         workspaces,
         users: identity.users,
-        presence,
+        presence: events.presence,
         blobs: deps.blobs,
         dataSource: deps.dataSource,
       });
       mountInvitationRoutes(deps, routing, workspaces);
+      events.mount(routing);
     },
   });
 }

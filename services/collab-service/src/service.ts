@@ -7,7 +7,10 @@ import {
 import { createApp } from './app';
 import type { CollabConfig } from './config';
 import { CreateIdentityAndWorkspaces1763900000000 } from './db/migrations/1763900000000-CreateIdentityAndWorkspaces';
+import { CreateEventLog1763900000100 } from './db/migrations/1763900000100-CreateEventLog';
 import { CreateInvitations1763900000200 } from './db/migrations/1763900000200-CreateInvitations';
+import { eventEntities } from './modules/events/collab-event.entity';
+import { eventsModuleFor } from './modules/events/events.module';
 import { CollabUserEntity } from './modules/identity/collab-user.entity';
 import { createIdentityModule } from './modules/identity/identity.module';
 import { InvitationEntity } from './modules/invitations/invitation.entity';
@@ -16,10 +19,18 @@ import { WorkspaceEntity, WorkspaceMemberEntity } from './modules/workspaces/wor
 /** The collab-service: its schema, its app and its consumers, for main.ts, the embedded runner and tests. */
 export const collabService: ServiceDefinition<CollabConfig> = {
   name: 'collab-service',
-  entities: [...platformEntities, CollabUserEntity, WorkspaceEntity, WorkspaceMemberEntity, InvitationEntity],
+  entities: [
+    ...platformEntities,
+    CollabUserEntity,
+    WorkspaceEntity,
+    WorkspaceMemberEntity,
+    InvitationEntity,
+    ...eventEntities,
+  ],
   migrations: [
     ...platformMigrations,
     CreateIdentityAndWorkspaces1763900000000,
+    CreateEventLog1763900000100,
     CreateInvitations1763900000200,
   ],
   blobRoutePrefix: '/v1/blobs',
@@ -27,5 +38,6 @@ export const collabService: ServiceDefinition<CollabConfig> = {
   async registerConsumers(deps) {
     await registerPlatformConsumers(deps);
     await createIdentityModule(deps).registerConsumer();
+    await eventsModuleFor(deps).registerConsumer();
   },
 };

@@ -49,6 +49,32 @@ const SAMPLES: Record<string, Sample> = {
   'GET /v1/users': {
     request: (c, s) => c.get('/v1/users').query({ workspace: s.workspace }),
   },
+  // A stream stays open: read the first chunk (`retry:`, or the error body), then hang up.
+  'GET /v1/events': {
+    request: (c, s) =>
+      c
+        .get('/v1/events')
+        .query({ workspace: s.workspace })
+        .buffer(true)
+        .parse((res, done) => {
+          let text = '';
+          let settled = false;
+          const settle = (body: unknown) => {
+            if (settled) return;
+            settled = true;
+            done(null, body);
+          };
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            text += chunk;
+            if (res.statusCode === 200) {
+              settle({});
+              res.destroy();
+            }
+          });
+          res.on('end', () => settle(text ? JSON.parse(text) : {}));
+        }),
+  },
   'POST /api/invitations/send': {
     request: (c, s) =>
       c

@@ -118,7 +118,9 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     },
     handler: async (req, res) => {
       const { role } = req.body as UpdateWorkspaceMemberRequest;
-      res.json(await workspaces.setRole(requestWorkspace(req), String(req.params.username), role));
+      res.json(
+        await workspaces.setRole(requestWorkspace(req), String(req.params.username), role, currentUser(req)),
+      );
     },
   });
 

@@ -7,6 +7,7 @@ import {
 } from '@hwp/contracts';
 import { ConflictError, ForbiddenError, NotFoundError, newId } from '@hwp/platform';
 import { type DataSource, type EntityManager, In } from 'typeorm';
+import type { CollabEvents, EventActor } from '../events/events.service';
 import { CollabUserEntity } from '../identity/collab-user.entity';
 import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity';
 import { atLeast, type WorkspaceAccess } from './workspace-access';
@@ -32,9 +33,33 @@ function presentMember(member: WorkspaceMemberEntity, user: CollabUserEntity): W
   };
 }
 
-/** Workspaces and their members; roles viewer < engineer < manager < owner. */
+/** `update` event data when a member's role changes (`role` null: removed or left). */
+export interface MemberUpdateData {
+  kind: 'member';
+  username: string;
+  role: WorkspaceRole | null;
+}
+
+/**
+ * Workspaces and their members; roles viewer < engineer < manager < owner. With `events`, role
+ * changes and removals are announced on the workspace's event stream.
+ */
 export class WorkspacesService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events?: CollabEvents,
+  ) {}
+
+  private async memberChanged(
+    manager: EntityManager,
+    access: WorkspaceAccess,
+    actor: EventActor,
+    username: string,
+    role: WorkspaceRole | null,
+  ): Promise<void> {
+    const data: MemberUpdateData = { kind: 'member', username, role };
+    await this.events?.emit(manager, access, 'update', data, { actor });
+  }
 
   async create(userId: string, name: string): Promise<Workspace> {
     return this.dataSource.transaction(async (manager) => {
@@ -160,7 +185,13 @@ export class WorkspacesService {
     if (owners.length <= 1) throw new ConflictError('A workspace keeps at least one owner');
   }
 
-  async setRole(access: WorkspaceAccess, username: string, role: WorkspaceRole): Promise<WorkspaceMember> {
+  /** `actor` (who changes it) names the `update` event; without it the event says `system`. */
+  async setRole(
+    access: WorkspaceAccess,
+    username: string,
+    role: WorkspaceRole,
+    actor: EventActor = 'system',
+  ): Promise<WorkspaceMember> {
     return this.dataSource.transaction(async (manager) => {
       const { user, member } = await this.memberByUsername(manager, access.id, username);
       if ((role === 'owner' || member.role === 'owner') && access.role !== 'owner') {
@@ -168,6 +199,7 @@ export class WorkspacesService {
       }
       if (member.role === 'owner' && role !== 'owner') await this.keepAnOwner(manager, access.id);
       await manager.update(WorkspaceMemberEntity, { workspaceId: access.id, userId: user.id }, { role });
+      if (member.role !== role) await this.memberChanged(manager, access, actor, user.username, role);
       return presentMember({ ...member, role }, user);
     });
   }
@@ -184,6 +216,10 @@ export class WorkspacesService {
       }
       if (member.role === 'owner') await this.keepAnOwner(manager, access.id);
       await manager.delete(WorkspaceMemberEntity, { workspaceId: access.id, userId: user.id });
+      if (this.events) {
+        const actor = user.id === actorId ? user : await manager.findOneBy(CollabUserEntity, { id: actorId });
+        await this.memberChanged(manager, access, actor ?? 'system', user.username, null);
+      }
     });
   }
 }

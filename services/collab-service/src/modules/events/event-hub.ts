@@ -1,0 +1,279 @@
+import type { CollabEvent, CollabEventPublishedData } from '@hwp/contracts';
+import type { Logger } from '@hwp/platform';
+import type { DataSource } from 'typeorm';
+import type { EventLogRepository, LoggedEvent } from './event-log.repository';
+import type { EventSink } from './event-stream';
+
+/** An event as written to the streams: serialised once, whatever the number of clients. */
+interface Frame {
+  id: number;
+  recipientId: string | null;
+  text: string;
+}
+
+/** One open event stream of this process. */
+export interface StreamClient {
+  readonly workspaceId: string;
+  readonly userId: string;
+  readonly sink: EventSink;
+  /** Highest id this client has been given or has passed over; nothing at or below is sent again. */
+  lastSeen: number;
+  /** Live events held back while the client replays from the log; null once it is live. */
+  buffer: Frame[] | null;
+  closed: boolean;
+}
+
+/** The streams of one workspace on this process, fed in id order. */
+interface Channel {
+  workspaceId: string;
+  clients: Set<StreamClient>;
+  /** Highest id handed to the clients; every id up to it has been (ids are gap-free). */
+  lastId: number;
+  /** Settles once `lastId` is known (the workspace's counter when the channel opened). */
+  ready: Promise<void>;
+  /** Work on the channel runs one item at a time, in order. */
+  tail: Promise<void>;
+}
+
+export interface EventHubOptions {
+  heartbeatMs: number;
+  /** Events read per query when a client replays. */
+  replayPageSize?: number;
+}
+
+/** `id:`/`event:`/`data:` lines of one SSE message (DECISIONS.md section 7). */
+export function formatEvent(event: CollabEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+function frameOf(logged: { recipientId?: string | null; event: CollabEvent }): Frame {
+  return { id: logged.event.id, recipientId: logged.recipientId ?? null, text: formatEvent(logged.event) };
+}
+
+/**
+ * The event streams connected to this process. Every replica receives every `collab.event.v1`
+ * (a broadcast subscription) and hands it to its local streams of that workspace.
+ *
+ * Order and completeness: per workspace, events are handed out strictly in id order. Ids are
+ * gap-free and commit in order, so when `N` arrives and the channel is at `M < N - 1`, ids
+ * `M+1..N-1` are already in the log and are read from it first; ids at or below `M` (late or
+ * repeated deliveries) are dropped. A reconnecting client (`Last-Event-ID: L`) is registered first,
+ * buffering live events, then replays `id > L` from the log, then gets the buffer minus what the
+ * replay already gave it: exactly the missed events, in order, once each.
+ */
+export class EventHub {
+  private readonly channels = new Map<string, Channel>();
+  private readonly perUser = new Map<string, number>();
+  private readonly replayPageSize: number;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private clients = 0;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly log: EventLogRepository,
+    private readonly logger: Logger,
+    private readonly options: EventHubOptions,
+  ) {
+    this.replayPageSize = options.replayPageSize ?? 500;
+  }
+
+  /** Open streams of a user on this process (the per-user cap). */
+  connectionsOf(userId: string): number {
+    return this.perUser.get(userId) ?? 0;
+  }
+
+  get size(): number {
+    return this.clients;
+  }
+
+  /**
+   * Registers a stream at once (so the caller's cap check and the registration cannot interleave);
+   * `start` then replays and makes it live. `lastEventId` null: only events from now on.
+   */
+  open(params: {
+    workspaceId: string;
+    userId: string;
+    sink: EventSink;
+    lastEventId: number | null;
+  }): StreamClient {
+    const channel = this.channel(params.workspaceId);
+    const client: StreamClient = {
+      workspaceId: params.workspaceId,
+      userId: params.userId,
+      sink: params.sink,
+      lastSeen: params.lastEventId ?? 0,
+      buffer: params.lastEventId === null ? null : [],
+      closed: false,
+    };
+    channel.clients.add(client);
+    this.perUser.set(params.userId, this.connectionsOf(params.userId) + 1);
+    this.clients++;
+    this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs);
+    this.heartbeat.unref();
+    return client;
+  }
+
+  /** Replays what the client missed (when it named a last id), then hands it the live events. */
+  async start(client: StreamClient): Promise<void> {
+    const channel = this.channels.get(client.workspaceId);
+    if (!channel || client.closed) return;
+    // After the channel knows where it starts, so the replay reaches at least that far.
+    await channel.ready;
+    if (client.buffer) {
+      const manager = this.dataSource.manager;
+      // An id from elsewhere (another workspace, a reset database) must not hide future events.
+      let after = Math.min(client.lastSeen, await this.log.lastId(manager, client.workspaceId));
+      client.lastSeen = after;
+      for (;;) {
+        const page = await this.log.pageFor(
+          manager,
+          client.workspaceId,
+          client.userId,
+          after,
+          this.replayPageSize,
+        );
+        if (client.closed) return;
+        for (const logged of page) {
+          after = logged.event.id;
+          client.lastSeen = after;
+          client.sink.write(formatEvent(logged.event));
+        }
+        if (page.length < this.replayPageSize) break;
+        await client.sink.drained();
+      }
+      const buffered = client.buffer;
+      client.buffer = null;
+      for (const frame of buffered) this.offer(client, frame);
+    }
+  }
+
+  close(client: StreamClient): void {
+    if (client.closed) return;
+    client.closed = true;
+    const channel = this.channels.get(client.workspaceId);
+    if (channel?.clients.delete(client) && channel.clients.size === 0)
+      this.channels.delete(client.workspaceId);
+    const left = this.connectionsOf(client.userId) - 1;
+    if (left > 0) this.perUser.set(client.userId, left);
+    else this.perUser.delete(client.userId);
+    this.clients--;
+    if (this.clients === 0 && this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = null;
+    }
+  }
+
+  /** Ends every stream (shutdown); clients reconnect elsewhere with their Last-Event-ID. */
+  closeAll(): void {
+    for (const channel of [...this.channels.values()]) {
+      for (const client of [...channel.clients]) client.sink.close();
+    }
+  }
+
+  /** A `collab.event.v1` from the bus; resolves once the workspace's streams have it. */
+  receive(data: CollabEventPublishedData): Promise<void> {
+    const channel = this.channels.get(data.workspaceId);
+    if (!channel) return Promise.resolve();
+    const frame = frameOf(data);
+    return this.enqueue(channel, async () => {
+      if (frame.id <= channel.lastId) return;
+      await this.fill(channel, frame.id - 1);
+      this.dispatch(channel, frame);
+    });
+  }
+
+  /**
+   * Brings every channel up to its workspace's counter: events the bus did not bring (a broker
+   * outage, a replica that joined late) still reach the streams, at the latest one heartbeat later.
+   */
+  async catchUp(): Promise<void> {
+    if (this.channels.size === 0 || !this.dataSource.isInitialized) return;
+    const counters = await this.log.lastIds(this.dataSource.manager, [...this.channels.keys()]);
+    await Promise.all(
+      [...counters].map(([workspaceId, lastId]) => {
+        const channel = this.channels.get(workspaceId);
+        return channel && lastId > channel.lastId
+          ? this.enqueue(channel, () => this.fill(channel, lastId))
+          : undefined;
+      }),
+    );
+  }
+
+  private channel(workspaceId: string): Channel {
+    const existing = this.channels.get(workspaceId);
+    if (existing) return existing;
+    const channel: Channel = {
+      workspaceId,
+      clients: new Set(),
+      lastId: 0,
+      ready: Promise.resolve(),
+      tail: Promise.resolve(),
+    };
+    this.channels.set(workspaceId, channel);
+    channel.ready = this.enqueue(channel, async () => {
+      channel.lastId = await this.log.lastId(this.dataSource.manager, workspaceId);
+    });
+    channel.ready.catch((error: unknown) => {
+      // Without a starting point the channel cannot guarantee order: its clients reconnect later.
+      this.logger.warn(
+        { err: error, workspaceId },
+        'event stream channel could not start; closing its streams',
+      );
+      if (this.channels.get(workspaceId) === channel) this.channels.delete(workspaceId);
+      for (const client of channel.clients) client.sink.close();
+    });
+    return channel;
+  }
+
+  private enqueue(channel: Channel, work: () => Promise<void>): Promise<void> {
+    const run = channel.tail.then(work);
+    channel.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Hands out the logged events after the channel's last id, up to `upTo`. */
+  private async fill(channel: Channel, upTo: number): Promise<void> {
+    if (upTo <= channel.lastId) return;
+    const missing: LoggedEvent[] = await this.log.range(
+      this.dataSource.manager,
+      channel.workspaceId,
+      channel.lastId,
+      upTo,
+    );
+    for (const logged of missing) this.dispatch(channel, frameOf(logged));
+    // Ids purged by the retention are gone for good; do not look for them again.
+    channel.lastId = Math.max(channel.lastId, upTo);
+  }
+
+  private dispatch(channel: Channel, frame: Frame): void {
+    if (frame.id <= channel.lastId) return;
+    channel.lastId = frame.id;
+    for (const client of channel.clients) this.offer(client, frame);
+  }
+
+  private offer(client: StreamClient, frame: Frame): void {
+    if (client.closed) return;
+    if (client.buffer) {
+      client.buffer.push(frame);
+      return;
+    }
+    if (frame.id <= client.lastSeen) return;
+    client.lastSeen = frame.id;
+    if (frame.recipientId !== null && frame.recipientId !== client.userId) return;
+    if (!client.sink.write(frame.text)) {
+      // A client that does not read is cut off rather than buffered without bound; it reconnects
+      // with its Last-Event-ID and replays from the log.
+      this.logger.warn({ userId: client.userId }, 'event stream client too slow; closing its stream');
+      client.sink.close();
+    }
+  }
+
+  private beat(): void {
+    for (const channel of this.channels.values()) {
+      for (const client of channel.clients) client.sink.comment('heartbeat');
+    }
+    this.catchUp().catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'event stream catch-up failed');
+    });
+  }
+}

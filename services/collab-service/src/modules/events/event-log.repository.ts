@@ -1,0 +1,136 @@
+import type { CollabEvent, CollabEventType } from '@hwp/contracts';
+import type { EntityManager } from 'typeorm';
+
+/** An event as the log keeps it: the SSE payload plus who may see it. */
+export interface LoggedEvent {
+  workspaceId: string;
+  /** The only recipient (user id), or null for everyone in the workspace. */
+  recipientId: string | null;
+  event: CollabEvent;
+}
+
+interface EventRow {
+  workspace_id: string;
+  workspace: string;
+  id: string;
+  type: CollabEventType;
+  actor: string;
+  path: string | null;
+  recipient_id: string | null;
+  recipient: string | null;
+  data: Record<string, unknown>;
+  at: Date;
+}
+
+const SELECT_EVENTS = `
+  SELECT e.workspace_id, w.name AS workspace, e.id, e.type, e.actor, e.path, e.recipient_id,
+         e.recipient, e.data, e.at
+  FROM collab_events e JOIN workspaces w ON w.id = e.workspace_id`;
+
+function toLogged(row: EventRow): LoggedEvent {
+  const event: CollabEvent = {
+    id: Number(row.id),
+    type: row.type,
+    workspace: row.workspace,
+    actor: row.actor,
+    at: row.at.toISOString(),
+    data: row.data,
+  };
+  if (row.path !== null) event.path = row.path;
+  if (row.recipient !== null) event.to = row.recipient;
+  return { workspaceId: row.workspace_id, recipientId: row.recipient_id, event };
+}
+
+/**
+ * The stored event log (`collab_events`) and the per-workspace counters that number it. Ids come
+ * from `collab_event_counters` with `INSERT ... ON CONFLICT DO UPDATE ... RETURNING`: the counter
+ * row stays locked until the caller's transaction ends, so ids are gap-free (a rollback takes its
+ * id back) and commit in id order (a reader that sees id N also sees every id below it).
+ */
+export class EventLogRepository {
+  /** Takes the next id of the workspace; holds the workspace's counter lock until commit. */
+  async nextId(manager: EntityManager, workspaceId: string): Promise<number> {
+    const rows: { last_id: string }[] = await manager.query(
+      `INSERT INTO collab_event_counters (workspace_id, last_id) VALUES ($1, 1)
+       ON CONFLICT (workspace_id) DO UPDATE SET last_id = collab_event_counters.last_id + 1
+       RETURNING last_id`,
+      [workspaceId],
+    );
+    return Number(rows[0].last_id);
+  }
+
+  async append(manager: EntityManager, logged: LoggedEvent): Promise<void> {
+    const { event } = logged;
+    await manager.query(
+      `INSERT INTO collab_events (workspace_id, id, type, actor, path, recipient_id, recipient, data, at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
+      [
+        logged.workspaceId,
+        event.id,
+        event.type,
+        event.actor,
+        event.path ?? null,
+        logged.recipientId,
+        event.to ?? null,
+        JSON.stringify(event.data),
+        event.at,
+      ],
+    );
+  }
+
+  /** Id of the latest committed event of each workspace (0 when it has none). */
+  async lastIds(manager: EntityManager, workspaceIds: string[]): Promise<Map<string, number>> {
+    const result = new Map(workspaceIds.map((id) => [id, 0]));
+    if (workspaceIds.length === 0) return result;
+    const rows: { workspace_id: string; last_id: string }[] = await manager.query(
+      'SELECT workspace_id, last_id FROM collab_event_counters WHERE workspace_id = ANY($1)',
+      [workspaceIds],
+    );
+    for (const row of rows) result.set(row.workspace_id, Number(row.last_id));
+    return result;
+  }
+
+  async lastId(manager: EntityManager, workspaceId: string): Promise<number> {
+    return (await this.lastIds(manager, [workspaceId])).get(workspaceId) ?? 0;
+  }
+
+  /** Events with `after < id <= upTo`, every recipient, in id order (the gap between two live events). */
+  async range(
+    manager: EntityManager,
+    workspaceId: string,
+    after: number,
+    upTo: number,
+  ): Promise<LoggedEvent[]> {
+    const rows: EventRow[] = await manager.query(
+      `${SELECT_EVENTS} WHERE e.workspace_id = $1 AND e.id > $2 AND e.id <= $3 ORDER BY e.id`,
+      [workspaceId, after, upTo],
+    );
+    return rows.map(toLogged);
+  }
+
+  /** One page of the events after `after` that `userId` may see, in id order (a replay). */
+  async pageFor(
+    manager: EntityManager,
+    workspaceId: string,
+    userId: string,
+    after: number,
+    limit: number,
+  ): Promise<LoggedEvent[]> {
+    const rows: EventRow[] = await manager.query(
+      `${SELECT_EVENTS}
+       WHERE e.workspace_id = $1 AND e.id > $2 AND (e.recipient_id IS NULL OR e.recipient_id = $3)
+       ORDER BY e.id LIMIT $4`,
+      [workspaceId, after, userId, limit],
+    );
+    return rows.map(toLogged);
+  }
+
+  /** Drops events older than the retention; counters stay, so ids never restart. */
+  async purgeOlderThan(manager: EntityManager, hours: number): Promise<number> {
+    const result: [unknown[], number] = await manager.query(
+      `DELETE FROM collab_events WHERE at < now() - $1::float8 * interval '1 hour'`,
+      [hours],
+    );
+    return result[1] ?? 0;
+  }
+}

@@ -1,0 +1,61 @@
+import type { Request, Response } from 'express';
+
+/** Where the hub writes one client's stream. */
+export interface EventSink {
+  /** Writes a chunk; false once the client has more than MAX_BUFFERED_BYTES unread. */
+  write(chunk: string): boolean;
+  /** A comment line (`: text`), which clients ignore: keeps proxies and load balancers from idling out. */
+  comment(text: string): void;
+  /** Resolves when what was written has been handed to the socket (or the stream ended). */
+  drained(): Promise<void>;
+  /** Ends the stream; the client reconnects after its `retry:` delay. */
+  close(): void;
+}
+
+/** Unread output a client may accumulate before it is cut off (it then replays on reconnect). */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/**
+ * Starts a Server-Sent Events response: headers sent at once, nothing buffered or compressed on the
+ * way (`no-transform` also keeps any compression middleware or proxy off it; nginx honours
+ * `X-Accel-Buffering: no`), the socket without idle timeout or Nagle delay, and the `retry:` hint.
+ */
+export function openEventStream(req: Request, res: Response, retryMs: number): EventSink {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache, no-transform');
+  res.setHeader('Connection', 'keep-alive');
+  res.setHeader('X-Accel-Buffering', 'no');
+  req.socket.setTimeout(0);
+  req.socket.setNoDelay(true);
+  req.socket.setKeepAlive(true);
+  res.flushHeaders();
+  res.write(`retry: ${retryMs}\n\n`);
+
+  const open = () => !res.writableEnded && !res.destroyed;
+  return {
+    write(chunk) {
+      if (!open()) return true;
+      res.write(chunk);
+      return res.writableLength <= MAX_BUFFERED_BYTES;
+    },
+    comment(text) {
+      if (open()) res.write(`: ${text}\n\n`);
+    },
+    drained() {
+      if (!open() || !res.writableNeedDrain) return Promise.resolve();
+      return new Promise((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    },
+    close() {
+      if (open()) res.end();
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { type CollabEventPublishedData, RoutingKeys } from '@hwp/contracts';
+import type { PlatformDeps } from '@hwp/platform';
+import type { CollabConfig } from '../../config';
+import type { CollabRouting } from '../workspaces/workspace-route';
+import { EventHub } from './event-hub';
+import { EventLogRepository } from './event-log.repository';
+import { mountEventRoutes } from './events.routes';
+import { CollabEvents } from './events.service';
+import { PresenceService } from './presence.service';
+
+/** How often presence rows are refreshed and stale ones swept (a third of their lifetime). */
+const PRESENCE_STALE_MS = 60_000;
+const HOUSEKEEPING_MS = PRESENCE_STALE_MS / 3;
+const PURGE_EVERY_MS = 10 * 60_000;
+
+export interface EventsModule {
+  /** The publishing API: `events.emit(manager, workspace, type, data, { actor, path?, to? })`. */
+  events: CollabEvents;
+  /** Who is online (GET /v1/users), across replicas. */
+  presence: PresenceService;
+  hub: EventHub;
+  mount(routing: CollabRouting): void;
+  /** The broadcast consumer that feeds this process's streams. */
+  registerConsumer(): Promise<void>;
+  /** Refreshes presence, sweeps dead replicas' rows and purges the log; runs on a timer too. */
+  housekeeping(): Promise<void>;
+}
+
+function isPublished(data: unknown): data is CollabEventPublishedData {
+  const d = data as Partial<CollabEventPublishedData> | null;
+  return (
+    typeof d?.workspaceId === 'string' &&
+    typeof d.event === 'object' &&
+    d.event !== null &&
+    Number.isInteger(d.event.id)
+  );
+}
+
+const modules = new WeakMap<object, EventsModule>();
+
+/**
+ * The events module of a service runtime: one per `deps`, because the consumer (registered first)
+ * and the routes (mounted by createApp) must share the process's streams.
+ */
+export function eventsModuleFor(deps: PlatformDeps<CollabConfig>): EventsModule {
+  const existing = modules.get(deps);
+  if (existing) return existing;
+  const { config, dataSource, bus, logger } = deps;
+  const log = logger.child({ module: 'events' });
+  const events = new CollabEvents(dataSource, bus);
+  const presence = new PresenceService(dataSource, events, log, { staleMs: PRESENCE_STALE_MS });
+  const hub = new EventHub(dataSource, new EventLogRepository(), log, {
+    heartbeatMs: config.SSE_HEARTBEAT_MS,
+  });
+  let lastPurge = 0;
+
+  async function housekeeping(): Promise<void> {
+    await presence.refresh();
+    await presence.sweep();
+    if (Date.now() - lastPurge >= PURGE_EVERY_MS) {
+      lastPurge = Date.now();
+      const purged = await events.purgeOlderThan(config.EVENT_LOG_RETENTION_HOURS);
+      if (purged > 0) log.info({ purged }, 'old events purged from the event log');
+    }
+  }
+
+  const timer = setInterval(() => {
+    // The runtime closes the database without telling modules: stop with it.
+    if (!dataSource.isInitialized) {
+      clearInterval(timer);
+      return;
+    }
+    housekeeping().catch((error: unknown) => log.warn({ err: error }, 'event housekeeping failed'));
+  }, HOUSEKEEPING_MS);
+  timer.unref();
+
+  const module: EventsModule = {
+    events,
+    presence,
+    hub,
+    mount(routing) {
+      mountEventRoutes({ routing, hub, presence, config, lifecycle: deps.lifecycle, logger: log });
+    },
+    async registerConsumer() {
+      await bus.subscribe(
+        { consumer: 'event-stream', patterns: [RoutingKeys.collabEvent], broadcast: true, prefetch: 50 },
+        async (envelope) => {
+          if (!isPublished(envelope.data)) {
+            log.warn({ eventId: envelope.id }, 'collab.event.v1 without workspaceId and event; ignored');
+            return;
+          }
+          await hub.receive(envelope.data);
+        },
+      );
+    },
+    housekeeping,
+  };
+  modules.set(deps, module);
+  return module;
+}

@@ -1,0 +1,110 @@
+import {
+  type CollabEvent,
+  type CollabEventPublishedData,
+  type CollabEventType,
+  RoutingKeys,
+} from '@hwp/contracts';
+import type { Bus } from '@hwp/platform';
+import type { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner } from 'typeorm';
+import { EventLogRepository } from './event-log.repository';
+
+/** Whoever caused an event: a user (id and username) or the system. */
+export type EventActor = 'system' | { id: string; username: string };
+
+/** The workspace an event belongs to (a `WorkspaceAccess` fits). */
+export interface EventWorkspace {
+  id: string;
+  name: string;
+}
+
+export interface EmitOptions {
+  actor: EventActor;
+  /** `<workspace>/<username>/<filename>` when the event concerns a file. */
+  path?: string;
+  /** The only user who receives it (`lock.request`, `mention`); everyone in the workspace when unset. */
+  to?: { id: string; username: string };
+}
+
+/**
+ * The publishing API of the collaboration host: every feature that has something to tell the
+ * workspace's event streams calls `emit` inside its own transaction. The event gets the next id of
+ * the workspace, a row in the event log (for `Last-Event-ID` replays) and an outbox row
+ * (`collab.event.v1`) that every replica's broadcast consumer pushes to its SSE clients; all three
+ * commit or roll back with the caller's change.
+ *
+ * The id comes with a row lock on the workspace's counter that lasts until the caller commits, so
+ * events of one workspace are serialised: emit last in a transaction, after the checks that may fail.
+ */
+export class CollabEvents {
+  private readonly log = new EventLogRepository();
+  /** Transactions that emitted and are still open: the relay is nudged when they commit. */
+  private readonly emitted = new WeakSet<QueryRunner>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly bus: Bus,
+  ) {
+    // The outbox relay polls; nudging it right after the commit keeps the stream's latency low
+    // whichever transaction helper the caller used (dataSource.transaction or bus.transaction).
+    const watcher: EntitySubscriberInterface = {
+      afterTransactionCommit: ({ queryRunner }) => {
+        if (!queryRunner.isTransactionActive && this.emitted.delete(queryRunner)) this.bus.relay.nudge();
+      },
+      afterTransactionRollback: ({ queryRunner }) => {
+        if (!queryRunner.isTransactionActive) this.emitted.delete(queryRunner);
+      },
+    };
+    dataSource.subscribers.push(watcher);
+  }
+
+  /**
+   * Appends an event to the workspace's log and publishes it after commit. `manager` should be the
+   * caller's transaction; outside one, the event gets a transaction of its own.
+   */
+  async emit<TData extends object>(
+    manager: EntityManager,
+    workspace: EventWorkspace,
+    type: CollabEventType,
+    data: TData,
+    options: EmitOptions,
+  ): Promise<CollabEvent<TData>> {
+    const runner = manager.queryRunner;
+    if (!runner?.isTransactionActive) {
+      return this.bus.transaction((inner) => this.emit(inner, workspace, type, data, options));
+    }
+    const { actor, path, to } = options;
+    const event: CollabEvent<TData> = {
+      id: await this.log.nextId(manager, workspace.id),
+      type,
+      workspace: workspace.name,
+      actor: actor === 'system' ? 'system' : actor.username,
+      at: new Date().toISOString(),
+      data,
+    };
+    if (path !== undefined) event.path = path;
+    if (to) event.to = to.username;
+    const published: CollabEventPublishedData = {
+      workspaceId: workspace.id,
+      event: event as CollabEvent,
+    };
+    if (to) published.recipientId = to.id;
+    await this.log.append(manager, {
+      workspaceId: workspace.id,
+      recipientId: to?.id ?? null,
+      event: event as CollabEvent,
+    });
+    await this.bus.outbox.add(manager, {
+      type: RoutingKeys.collabEvent,
+      workspace: workspace.name,
+      actor: actor === 'system' ? 'system' : actor.id,
+      data: published,
+    });
+    this.emitted.add(runner);
+    return event;
+  }
+
+  /** Drops log rows older than `hours` (the ids of the counters stay). */
+  purgeOlderThan(hours: number): Promise<number> {
+    return this.log.purgeOlderThan(this.dataSource.manager, hours);
+  }
+}
