@@ -7,5 +7,6 @@ export * from './health';
 export * from './notifications';
 export * from './ops';
 export * from './paging';
+export * from './parts';
 export * from './schema';
 export * from './tenants';

@@ -4,6 +4,7 @@ import type { CollabConfig } from './config';
 import { eventsModuleFor } from './modules/events/events.module';
 import { createIdentityModule } from './modules/identity/identity.module';
 import { mountInvitationRoutes } from './modules/invitations/invitations.routes';
+import { mountPartRoutes } from './modules/parts/parts.routes';
 import { createRoleCheck } from './modules/workspaces/workspace-access';
 import type { CollabRouting } from './modules/workspaces/workspace-route';
 import { mountWorkspaceRoutes } from './modules/workspaces/workspaces.routes';
@@ -50,6 +51,7 @@ export function createApp(deps: PlatformDeps<CollabConfig>): Express {
         dataSource: deps.dataSource,
       });
       mountInvitationRoutes(deps, routing, workspaces);
+      mountPartRoutes({ dataSource: deps.dataSource, events: events.events }, routing);
       events.mount(routing);
     },
   });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '@hwp/contracts';
+import { newId } from '@hwp/platform';
 import request from 'supertest';
 import { uniqueEmail } from '../../api-service/test/support/api-test-kit';
 import { ROLE_RANK } from '../src/modules/workspaces/workspace-access';
@@ -25,13 +26,104 @@ interface SampleContext {
 
 interface Sample {
   /** A request that succeeds for every role at or above the required one. */
-  request(client: Client, ctx: SampleContext): request.Test;
+  request(client: Client, ctx: SampleContext): PromiseLike<request.Response>;
   /** Changes the caller's membership: the route gets a workspace and users of its own. */
   mutates?: boolean;
 }
 
+/**
+ * A part of the workspace (straight into the database: this test is about the role check), with a
+ * version in `status` when asked; a fresh one per call, so transitions succeed for every role.
+ */
+async function seedPart(workspace: string, status?: string): Promise<{ partId: string; versionId: string }> {
+  const db = stack.collab.deps.dataSource;
+  const [{ id, created_by }] = await db.query('SELECT id, created_by FROM workspaces WHERE name = $1', [
+    workspace,
+  ]);
+  const partId = newId();
+  const versionId = newId();
+  await db.query(
+    'INSERT INTO parts (id, workspace_id, part_number, name, created_by) VALUES ($1, $2, $3, $4, $5)',
+    [partId, id, `RT-${randomBytes(6).toString('hex')}`, 'Role table part', created_by],
+  );
+  if (status) {
+    await db.query(
+      'INSERT INTO part_versions (id, part_id, revision, status, created_by) VALUES ($1, $2, $3, $4, $5)',
+      [versionId, partId, 'A', status, created_by],
+    );
+  }
+  return { partId, versionId };
+}
+
+const partNumber = () => `RT-${randomBytes(6).toString('hex')}`;
+
 /** Keyed by `METHOD /openapi/{path}`. */
 const SAMPLES: Record<string, Sample> = {
+  'POST /v1/parts': {
+    request: (c, s) =>
+      c.post('/v1/parts').send({ workspace: s.workspace, partNumber: partNumber(), name: 'x' }),
+  },
+  'GET /v1/parts': {
+    request: (c, s) => c.get('/v1/parts').query({ workspace: s.workspace }),
+  },
+  'GET /v1/parts/{id}': {
+    request: async (c, s) =>
+      c.get(`/v1/parts/${(await seedPart(s.workspace)).partId}`).query({ workspace: s.workspace }),
+  },
+  'PATCH /v1/parts/{id}': {
+    request: async (c, s) =>
+      c
+        .patch(`/v1/parts/${(await seedPart(s.workspace)).partId}`)
+        .send({ workspace: s.workspace, name: 'y' }),
+  },
+  'POST /v1/parts/{id}/versions': {
+    request: async (c, s) =>
+      c
+        .post(`/v1/parts/${(await seedPart(s.workspace)).partId}/versions`)
+        .send({ workspace: s.workspace, revision: 'A' }),
+  },
+  'GET /v1/parts/{id}/versions': {
+    request: async (c, s) =>
+      c.get(`/v1/parts/${(await seedPart(s.workspace)).partId}/versions`).query({ workspace: s.workspace }),
+  },
+  'PATCH /v1/parts/{id}/versions/{versionId}': {
+    request: async (c, s) => {
+      const { partId, versionId } = await seedPart(s.workspace, 'draft');
+      return c
+        .patch(`/v1/parts/${partId}/versions/${versionId}`)
+        .send({ workspace: s.workspace, data: { a: 1 } });
+    },
+  },
+  'POST /v1/parts/{id}/versions/{versionId}/submit': {
+    request: async (c, s) => {
+      const { partId, versionId } = await seedPart(s.workspace, 'draft');
+      return c.post(`/v1/parts/${partId}/versions/${versionId}/submit`).send({ workspace: s.workspace });
+    },
+  },
+  'POST /v1/parts/{id}/versions/{versionId}/approve': {
+    request: async (c, s) => {
+      const { partId, versionId } = await seedPart(s.workspace, 'in_review');
+      return c.post(`/v1/parts/${partId}/versions/${versionId}/approve`).query({ workspace: s.workspace });
+    },
+  },
+  'POST /v1/parts/{id}/versions/{versionId}/reject': {
+    request: async (c, s) => {
+      const { partId, versionId } = await seedPart(s.workspace, 'in_review');
+      return c
+        .post(`/v1/parts/${partId}/versions/${versionId}/reject`)
+        .send({ workspace: s.workspace, reason: 'no' });
+    },
+  },
+  'GET /v1/parts/{id}/where-used': {
+    request: async (c, s) =>
+      c.get(`/v1/parts/${(await seedPart(s.workspace)).partId}/where-used`).query({ workspace: s.workspace }),
+  },
+  'GET /v1/workspaces/{name}/bom-settings': {
+    request: (c, s) => c.get(`/v1/workspaces/${s.workspace}/bom-settings`),
+  },
+  'POST /v1/workspaces/{name}/bom-settings': {
+    request: (c, s) => c.post(`/v1/workspaces/${s.workspace}/bom-settings`).send({ numbering_rules: {} }),
+  },
   'GET /v1/workspaces/{name}': {
     request: (c, s) => c.get(`/v1/workspaces/${s.workspace}`),
   },
@@ -69,7 +161,8 @@ const SAMPLES: Record<string, Sample> = {
             text += chunk;
             if (res.statusCode === 200) {
               settle({});
-              res.destroy();
+              // supertest types the parser's response as its own Response; it is node's IncomingMessage.
+              (res as unknown as { destroy(): void }).destroy();
             }
           });
           res.on('end', () => settle(text ? JSON.parse(text) : {}));

@@ -1,0 +1,122 @@
+import {
+  type BomSettings,
+  type DomainTemplate,
+  type FieldError,
+  type NumberingRule,
+  PART_DOMAINS,
+  type PartDomain,
+  type UpdateBomSettingsRequest,
+} from '@hwp/contracts';
+import { ValidationError } from '@hwp/platform';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { CollabUserEntity } from '../identity/collab-user.entity';
+import type { WorkspaceAccess } from '../workspaces/workspace-access';
+import { BomSettingsEntity } from './part.entity';
+import { DEFAULT_DOMAIN_TEMPLATES, domainTemplateErrors, numberingRuleErrors } from './part-rules';
+
+/** The rules parts of a workspace are written under. */
+export interface PartRules {
+  numberingRules: Partial<Record<PartDomain, NumberingRule>>;
+  domainTemplates: Partial<Record<PartDomain, DomainTemplate>>;
+}
+
+function perDomain<T>(
+  field: string,
+  value: Record<string, unknown>,
+  check: (domain: string, item: unknown) => FieldError[],
+  normalise: (item: unknown) => T,
+): { value: Partial<Record<PartDomain, T>>; errors: FieldError[] } {
+  const errors: FieldError[] = [];
+  const out: Partial<Record<PartDomain, T>> = {};
+  for (const [domain, item] of Object.entries(value)) {
+    if (!(PART_DOMAINS as readonly string[]).includes(domain)) {
+      errors.push({
+        field: `${field}.${domain}`,
+        message: `unknown domain; one of ${PART_DOMAINS.join(', ')}`,
+      });
+      continue;
+    }
+    const found = check(domain, item);
+    if (found.length > 0) errors.push(...found);
+    else out[domain as PartDomain] = normalise(item);
+  }
+  return { value: out, errors };
+}
+
+/** Workspace BOM settings (section 2.10, 4.7): numbering rules and domain templates. */
+export class BomSettingsService {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The stored rules, or the defaults (no numbering rules, the templates of section 2.10). */
+  async rules(manager: EntityManager, workspaceId: string): Promise<PartRules> {
+    const row = await manager.findOneBy(BomSettingsEntity, { workspaceId });
+    return row
+      ? { numberingRules: row.numberingRules, domainTemplates: row.domainTemplates }
+      : { numberingRules: {}, domainTemplates: DEFAULT_DOMAIN_TEMPLATES };
+  }
+
+  async get(access: WorkspaceAccess): Promise<BomSettings> {
+    const manager = this.dataSource.manager;
+    const row = await manager.findOneBy(BomSettingsEntity, { workspaceId: access.id });
+    if (!row) {
+      return {
+        workspace: access.name,
+        numberingRules: {},
+        domainTemplates: DEFAULT_DOMAIN_TEMPLATES,
+        updatedAt: null,
+        updatedBy: null,
+      };
+    }
+    const [user]: { username: string }[] = await manager.query(
+      'SELECT username FROM collab_users WHERE id = $1',
+      [row.updatedBy],
+    );
+    return {
+      workspace: access.name,
+      numberingRules: row.numberingRules,
+      domainTemplates: row.domainTemplates,
+      updatedAt: row.updatedAt.toISOString(),
+      updatedBy: user?.username ?? null,
+    };
+  }
+
+  /** Manager+ (the route checks it). Each field given replaces the stored one whole. */
+  async update(actor: CollabUserEntity, access: WorkspaceAccess, request: UpdateBomSettingsRequest) {
+    const errors: FieldError[] = [];
+    const rules = request.numberingRules
+      ? perDomain('numberingRules', request.numberingRules, numberingRuleErrors, (item) => {
+          const { prefix, width } = item as NumberingRule;
+          return { prefix, width };
+        })
+      : undefined;
+    const templates = request.domainTemplates
+      ? perDomain('domainTemplates', request.domainTemplates, domainTemplateErrors, (item) => {
+          const t = item as DomainTemplate;
+          return {
+            required: t.required,
+            enforce: t.enforce ?? true,
+            ...(t.schema ? { schema: t.schema } : {}),
+          };
+        })
+      : undefined;
+    errors.push(...(rules?.errors ?? []), ...(templates?.errors ?? []));
+    if (errors.length > 0) throw new ValidationError('Invalid BOM settings', errors);
+
+    await this.dataSource.transaction(async (manager) => {
+      const current = await this.rules(manager, access.id);
+      await manager.query(
+        `INSERT INTO bom_settings (workspace_id, numbering_rules, domain_templates, updated_by, updated_at)
+         VALUES ($1, $2, $3, $4, now())
+         ON CONFLICT (workspace_id) DO UPDATE SET numbering_rules = EXCLUDED.numbering_rules,
+           domain_templates = EXCLUDED.domain_templates, updated_by = EXCLUDED.updated_by, updated_at = now()`,
+        [
+          access.id,
+          JSON.stringify(rules?.value ?? current.numberingRules),
+          JSON.stringify(templates?.value ?? current.domainTemplates),
+          actor.id,
+        ],
+      );
+    });
+    return this.get(access);
+  }
+}

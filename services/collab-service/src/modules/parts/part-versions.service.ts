@@ -1,0 +1,230 @@
+import type {
+  CreatePartVersionRequest,
+  PartVersion,
+  PartVersionList,
+  PartVersionStatus,
+  UpdatePartVersionRequest,
+} from '@hwp/contracts';
+import { ConflictError, NotFoundError, newId } from '@hwp/platform';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { CollabUserEntity } from '../identity/collab-user.entity';
+import type { WorkspaceAccess } from '../workspaces/workspace-access';
+import type { PartEntity } from './part.entity';
+import { PartVersionEntity } from './part.entity';
+import { presentVersion, usernames, versionActors } from './parts.presenter';
+import type { PartEvents, PartsService } from './parts.service';
+
+/** The moves of DECISIONS.md section 5: which status each action starts from and leads to. */
+const MOVES = {
+  submit: { from: ['draft'], to: 'in_review' },
+  approve: { from: ['in_review'], to: 'approved' },
+  reject: { from: ['in_review'], to: 'rejected' },
+  // Editing a rejected version returns it to draft; approved ones are immutable.
+  edit: { from: ['draft', 'rejected'], to: 'draft' },
+} as const satisfies Record<string, { from: readonly PartVersionStatus[]; to: PartVersionStatus }>;
+type Move = keyof typeof MOVES;
+
+const PAST: Record<Move, string> = {
+  submit: 'submitted',
+  approve: 'approved',
+  reject: 'rejected',
+  edit: 'updated',
+};
+
+/**
+ * Part versions and their approval flow (DECISIONS.md section 5): draft -submit-> in_review
+ * -approve-> approved; in_review -reject(reason)-> rejected -edit-> draft. Every step is audited in
+ * the part's history and sent to the workspace's stream as a `part` event, in one transaction.
+ */
+export class PartVersionsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly parts: PartsService,
+    private readonly events: PartEvents,
+  ) {}
+
+  async list(access: WorkspaceAccess, partId: string): Promise<PartVersionList> {
+    const manager = this.dataSource.manager;
+    await this.parts.find(manager, access, partId);
+    const rows = await this.parts.versionsOf(manager, partId);
+    const names = await usernames(manager, rows.flatMap(versionActors));
+    return { items: rows.map((r) => presentVersion(r, names)) };
+  }
+
+  /** Engineer+. A new version starts as a draft; revisions are unique per part (409). */
+  async create(
+    actor: CollabUserEntity,
+    access: WorkspaceAccess,
+    partId: string,
+    request: CreatePartVersionRequest,
+  ): Promise<PartVersion> {
+    return this.dataSource.transaction(async (manager) => {
+      const part = await this.parts.find(manager, access, partId, true);
+      const revision = request.revision.trim();
+      await this.checkRevisionFree(manager, partId, revision);
+      const now = new Date();
+      const row: PartVersionEntity = {
+        id: newId(),
+        partId,
+        revision,
+        status: 'draft',
+        changeNote: request.changeNote ?? null,
+        data: request.data ?? {},
+        createdBy: actor.id,
+        createdAt: now,
+        updatedAt: now,
+        submittedBy: null,
+        submittedAt: null,
+        approvedBy: null,
+        approvedAt: null,
+        rejectedBy: null,
+        rejectedAt: null,
+        rejectionReason: null,
+      };
+      await manager.save(PartVersionEntity, row);
+      await this.audit(manager, access, actor, part, row, 'created', { revision });
+      return presentVersion(row, new Map([[actor.id, actor.username]]));
+    });
+  }
+
+  /** Engineer+: edits a draft, or a rejected version (which returns to draft). */
+  edit(
+    actor: CollabUserEntity,
+    access: WorkspaceAccess,
+    partId: string,
+    versionId: string,
+    request: UpdatePartVersionRequest,
+  ): Promise<PartVersion> {
+    return this.move(actor, access, partId, versionId, 'edit', async (manager, row) => {
+      const changes: Record<string, unknown> = {};
+      const revision = request.revision?.trim();
+      if (revision !== undefined && revision !== row.revision) {
+        await this.checkRevisionFree(manager, partId, revision);
+        changes.revision = { from: row.revision, to: revision };
+        row.revision = revision;
+      }
+      if (request.changeNote !== undefined && request.changeNote !== row.changeNote) {
+        changes.changeNote = { from: row.changeNote, to: request.changeNote };
+        row.changeNote = request.changeNote;
+      }
+      if (request.data !== undefined) {
+        changes.data = { from: row.data, to: request.data };
+        row.data = request.data;
+      }
+      if (row.status === 'rejected') changes.status = { from: 'rejected', to: 'draft' };
+      row.rejectedBy = null;
+      row.rejectedAt = null;
+      return changes;
+    });
+  }
+
+  /** Engineer+: draft -> in_review. */
+  submit(actor: CollabUserEntity, access: WorkspaceAccess, partId: string, versionId: string) {
+    return this.move(actor, access, partId, versionId, 'submit', async (_manager, row, now) => {
+      row.submittedBy = actor.id;
+      row.submittedAt = now;
+      return {};
+    });
+  }
+
+  /** Manager+: in_review -> approved; the approver and time are kept. */
+  approve(actor: CollabUserEntity, access: WorkspaceAccess, partId: string, versionId: string) {
+    return this.move(actor, access, partId, versionId, 'approve', async (_manager, row, now) => {
+      row.approvedBy = actor.id;
+      row.approvedAt = now;
+      return {};
+    });
+  }
+
+  /** Manager+: in_review -> rejected, with an optional reason. */
+  reject(
+    actor: CollabUserEntity,
+    access: WorkspaceAccess,
+    partId: string,
+    versionId: string,
+    reason?: string,
+  ) {
+    return this.move(actor, access, partId, versionId, 'reject', async (_manager, row, now) => {
+      row.rejectedBy = actor.id;
+      row.rejectedAt = now;
+      row.rejectionReason = reason?.trim() || null;
+      return row.rejectionReason ? { reason: row.rejectionReason } : {};
+    });
+  }
+
+  /** Locks the version, checks the move (409 when its status does not allow it), applies and audits it. */
+  private async move(
+    actor: CollabUserEntity,
+    access: WorkspaceAccess,
+    partId: string,
+    versionId: string,
+    move: Move,
+    apply: (manager: EntityManager, row: PartVersionEntity, now: Date) => Promise<Record<string, unknown>>,
+  ): Promise<PartVersion> {
+    return this.dataSource.transaction(async (manager) => {
+      const part = await this.parts.find(manager, access, partId);
+      const row = await manager.findOne(PartVersionEntity, {
+        where: { id: versionId, partId },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!row) throw new NotFoundError('Version not found');
+      const { from, to } = MOVES[move];
+      if (!(from as readonly PartVersionStatus[]).includes(row.status)) {
+        const detail =
+          row.status === 'approved'
+            ? `Version ${row.revision} is approved and cannot change; create a new version`
+            : `Cannot ${move} version ${row.revision} while it is ${row.status}`;
+        throw new ConflictError(detail, { status: row.status });
+      }
+      const now = new Date();
+      const previous = row.status;
+      const changes = await apply(manager, row, now);
+      row.status = to;
+      row.updatedAt = now;
+      await manager.save(PartVersionEntity, row);
+      await this.audit(manager, access, actor, part, row, PAST[move], { ...changes, from: previous, to });
+      const names = await usernames(manager, versionActors(row));
+      return presentVersion(row, names);
+    });
+  }
+
+  private async checkRevisionFree(manager: EntityManager, partId: string, revision: string): Promise<void> {
+    const taken: unknown[] = await manager.query(
+      'SELECT 1 FROM part_versions WHERE part_id = $1 AND lower(revision) = lower($2) LIMIT 1',
+      [partId, revision],
+    );
+    if (taken.length > 0)
+      throw new ConflictError(`Revision ${revision} already exists`, { field: 'revision' });
+  }
+
+  /** History row, then the `part` event (last: emitting locks the workspace's event counter until commit). */
+  private async audit(
+    manager: EntityManager,
+    access: WorkspaceAccess,
+    actor: CollabUserEntity,
+    part: PartEntity,
+    row: PartVersionEntity,
+    action: string,
+    changes: Record<string, unknown>,
+  ): Promise<void> {
+    await this.parts.record(manager, part.id, actor, `version.${action}`, {
+      versionId: row.id,
+      revision: row.revision,
+      ...changes,
+    });
+    await this.events.emit(
+      manager,
+      access,
+      'part',
+      {
+        action: `version.${action}`,
+        partId: part.id,
+        partNumber: part.partNumber,
+        versionId: row.id,
+        revision: row.revision,
+        status: row.status,
+      },
+      { actor: { id: actor.id, username: actor.username } },
+    );
+  }
+}

@@ -1,0 +1,85 @@
+import type { Part, PartHistoryEntry, PartVersion } from '@hwp/contracts';
+import { type EntityManager, In } from 'typeorm';
+import { CollabUserEntity } from '../identity/collab-user.entity';
+import type { PartEntity, PartHistoryEntity, PartVersionEntity } from './part.entity';
+
+/** user id -> username, in one query. */
+export async function usernames(
+  manager: EntityManager,
+  ids: (string | null)[],
+): Promise<Map<string, string>> {
+  const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
+  if (wanted.length === 0) return new Map();
+  const users = await manager.find(CollabUserEntity, {
+    where: { id: In(wanted) },
+    select: { id: true, username: true },
+  });
+  return new Map(users.map((u) => [u.id, u.username]));
+}
+
+const iso = (at: Date | null) => (at ? at.toISOString() : null);
+
+export function presentPart(row: PartEntity, workspace: string, names: Map<string, string>): Part {
+  return {
+    id: row.id,
+    workspace,
+    partNumber: row.partNumber,
+    name: row.name,
+    description: row.description,
+    domain: row.domain,
+    uom: row.uom,
+    lifecycle: row.lifecycle,
+    tags: row.tags,
+    attributes: row.attributes,
+    manufacturerName: row.manufacturerName,
+    manufacturerPartNumber: row.manufacturerPartNumber,
+    unitCost: row.unitCost,
+    currency: row.currency,
+    rohsCompliant: row.rohsCompliant,
+    reachCompliant: row.reachCompliant,
+    conflictMinerals: row.conflictMinerals,
+    createdBy: names.get(row.createdBy) ?? '',
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export function presentVersion(row: PartVersionEntity, names: Map<string, string>): PartVersion {
+  const name = (id: string | null) => (id ? (names.get(id) ?? '') : null);
+  return {
+    id: row.id,
+    partId: row.partId,
+    revision: row.revision,
+    status: row.status,
+    changeNote: row.changeNote,
+    data: row.data,
+    createdBy: names.get(row.createdBy) ?? '',
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    submittedBy: name(row.submittedBy),
+    submittedAt: iso(row.submittedAt),
+    approvedBy: name(row.approvedBy),
+    approvedAt: iso(row.approvedAt),
+    rejectedBy: name(row.rejectedBy),
+    rejectedAt: iso(row.rejectedAt),
+    rejectionReason: row.rejectionReason,
+  };
+}
+
+export function presentHistory(row: PartHistoryEntity, names: Map<string, string>): PartHistoryEntry {
+  return {
+    id: row.id,
+    actor: names.get(row.actor) ?? '',
+    at: row.at.toISOString(),
+    action: row.action,
+    changes: row.changes,
+  };
+}
+
+/** Versions' user ids, for `usernames`. */
+export const versionActors = (v: PartVersionEntity) => [
+  v.createdBy,
+  v.submittedBy,
+  v.approvedBy,
+  v.rejectedBy,
+];

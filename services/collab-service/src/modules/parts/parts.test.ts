@@ -1,0 +1,417 @@
+import { randomBytes } from 'node:crypto';
+import type { Part, PartDetail, PartList, PartVersion, WorkspaceRole } from '@hwp/contracts';
+import {
+  collabAs,
+  newUser,
+  type Stack,
+  startStack,
+  type TestUser,
+} from '../../../test/support/collab-test-kit';
+import { WorkspacesService } from '../workspaces/workspaces.service';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+}, 60_000);
+afterAll(() => stack?.stop());
+
+const as = (user: TestUser) => collabAs(stack.collab.app, user);
+
+interface Team {
+  workspace: string;
+  owner: TestUser;
+  manager: TestUser;
+  engineer: TestUser;
+  viewer: TestUser;
+}
+
+async function member(): Promise<TestUser> {
+  const user = await newUser(stack);
+  await as(user).post('/v1/users/init').send({}).expect(200);
+  return user;
+}
+
+/** A workspace of its own with one member per role. */
+async function team(): Promise<Team> {
+  const [owner, manager, engineer, viewer] = await Promise.all([member(), member(), member(), member()]);
+  const workspace = `parts-${randomBytes(5).toString('hex')}`;
+  await as(owner).post('/v1/workspaces').send({ name: workspace }).expect(201);
+  const dataSource = stack.collab.deps.dataSource;
+  const [{ id }] = await dataSource.query('SELECT id FROM workspaces WHERE name = $1', [workspace]);
+  const service = new WorkspacesService(dataSource);
+  const roles: [TestUser, WorkspaceRole][] = [
+    [manager, 'manager'],
+    [engineer, 'engineer'],
+    [viewer, 'viewer'],
+  ];
+  await dataSource.transaction(async (manager) => {
+    for (const [user, role] of roles) await service.addMember(manager, id, user.user.id, role);
+  });
+  return { workspace, owner, manager, engineer, viewer };
+}
+
+async function createPart(t: Team, body: Record<string, unknown>): Promise<Part> {
+  const res = await as(t.engineer)
+    .post('/v1/parts')
+    .send({ workspace: t.workspace, name: 'Part', ...body });
+  expect(res.status).toBe(201);
+  return res.body as Part;
+}
+
+async function list(t: Team, query: Record<string, unknown>): Promise<PartList> {
+  const res = await as(t.viewer)
+    .get('/v1/parts')
+    .query({ workspace: t.workspace, ...query });
+  expect(res.status).toBe(200);
+  return res.body as PartList;
+}
+
+const numbers = (page: PartList) => page.items.map((p) => p.partNumber);
+
+describe('parts: create and search', () => {
+  let t: Team;
+  beforeAll(async () => {
+    t = await team();
+    await createPart(t, {
+      partNumber: 'BRK-100',
+      name: 'Steel bracket',
+      domain: 'mechanical',
+      tags: ['frame', 'steel'],
+      attributes: { material: 'steel', finish: 'zinc', tolerance: '0.1' },
+      manufacturer_part_number: 'ACME-55',
+      manufacturer_name: 'Acme',
+      unit_cost: 1.25,
+      currency: 'EUR',
+      rohs_compliant: true,
+      reach_compliant: false,
+      conflict_minerals: 'conflict-free',
+    });
+    await createPart(t, { partNumber: 'RES-200', name: 'Resistor 10k', domain: 'electronic', tags: ['smd'] });
+    await createPart(t, { partNumber: 'CAP-300', name: 'Bracket cap', manufacturerPartNumber: 'ACME-77' });
+    await createPart(t, { partNumber: 'GLU-400', name: 'Glue', domain: 'chemical', tags: ['steel'] });
+  });
+
+  test('accepts snake_case fields and answers camelCase', async () => {
+    const page = await list(t, { q: 'brk' });
+    expect(page.items).toHaveLength(1);
+    expect(page.items[0]).toMatchObject({
+      partNumber: 'BRK-100',
+      manufacturerPartNumber: 'ACME-55',
+      manufacturerName: 'Acme',
+      unitCost: 1.25,
+      currency: 'EUR',
+      rohsCompliant: true,
+      reachCompliant: false,
+      conflictMinerals: 'conflict-free',
+      lifecycle: 'prototype',
+      uom: 'each',
+    });
+  });
+
+  test('q matches part number by prefix, name by containment, MPN by prefix', async () => {
+    expect(numbers(await list(t, { q: 'res' }))).toEqual(['RES-200']);
+    expect(numbers(await list(t, { q: '200' }))).toEqual([]); // not a prefix
+    expect(numbers(await list(t, { q: 'racket' }))).toEqual(['BRK-100', 'CAP-300']);
+    expect(numbers(await list(t, { q: 'acme-7' }))).toEqual(['CAP-300']);
+    expect(numbers(await list(t, { q: '100%' }))).toEqual([]);
+  });
+
+  test('filters by tag, domain and lifecycle', async () => {
+    expect(numbers(await list(t, { tag: 'steel' }))).toEqual(['BRK-100', 'GLU-400']);
+    expect(numbers(await list(t, { domain: 'electronic' }))).toEqual(['RES-200']);
+    expect((await list(t, { lifecycle: 'released' })).total).toBe(0);
+  });
+
+  test('sorts by every key in both directions', async () => {
+    const all = (await list(t, {})).items;
+    const keys = {
+      part_number: (p: Part) => p.partNumber,
+      name: (p: Part) => p.name,
+      domain: (p: Part) => p.domain,
+      lifecycle: (p: Part) => p.lifecycle,
+      manufacturer_part_number: (p: Part) => p.manufacturerPartNumber ?? '\uffff',
+      updated_at: (p: Part) => p.updatedAt,
+    };
+    for (const [sort, key] of Object.entries(keys)) {
+      const asc = (await list(t, { sort, dir: 'asc' })).items;
+      const values = asc.map(key);
+      expect(values).toEqual([...values].sort());
+      const desc = (await list(t, { sort, dir: 'desc' })).items.map((p) => p.id);
+      if (sort !== 'manufacturer_part_number') expect(desc).toEqual(asc.map((p) => p.id).reverse());
+      expect(asc).toHaveLength(all.length);
+    }
+  });
+
+  test('pages are stable when sort values tie', async () => {
+    const u = await team();
+    for (let i = 0; i < 7; i++) await createPart(u, { partNumber: `T-${i}`, name: 'Same name' });
+    const seen: string[] = [];
+    for (let page = 1; page <= 4; page++) {
+      const res = await list(u, { sort: 'name', page, pageSize: 2 });
+      expect(res).toMatchObject({ total: 7, page, pageSize: 2 });
+      seen.push(...res.items.map((p) => p.id));
+    }
+    expect(new Set(seen).size).toBe(7);
+    expect(seen).toEqual([...seen].sort());
+  });
+
+  test('a duplicate part number, in any case, is 409', async () => {
+    const res = await as(t.engineer)
+      .post('/v1/parts')
+      .send({ workspace: t.workspace, partNumber: 'brk-100', name: 'x' });
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe('conflict');
+  });
+
+  test('mechanical parts without material, finish or tolerance are 400 naming them', async () => {
+    const res = await as(t.engineer)
+      .post('/v1/parts')
+      .send({
+        workspace: t.workspace,
+        partNumber: 'M-1',
+        name: 'x',
+        domain: 'mechanical',
+        attributes: { finish: 'raw' },
+      });
+    expect(res.status).toBe(400);
+    expect(res.body.detail).toContain('material');
+    expect(res.body.detail).toContain('tolerance');
+    expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      'attributes.material',
+      'attributes.tolerance',
+    ]);
+    const part = await createPart(t, {
+      partNumber: 'M-2',
+      domain: 'mechanical',
+      attributes: { material: 'al', finish: 'anodised', tolerance: '0.05' },
+    });
+    const patch = await as(t.engineer)
+      .patch(`/v1/parts/${part.id}`)
+      .query({ workspace: t.workspace })
+      .send({ attributes: { material: 'al' } });
+    expect(patch.status).toBe(400);
+    expect(patch.body.detail).toContain('finish');
+  });
+
+  test('electrical attributes are checked by the JSON Schema of the template', async () => {
+    const res = await as(t.engineer)
+      .post('/v1/parts')
+      .send({
+        workspace: t.workspace,
+        partNumber: 'E-1',
+        name: 'x',
+        domain: 'electrical',
+        attributes: { voltage: 12 },
+      });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field).sort()).toEqual([
+      'attributes.connector_type',
+      'attributes.wire_gauge',
+    ]);
+    await createPart(t, {
+      partNumber: 'E-2',
+      domain: 'electrical',
+      attributes: { voltage: 12, wire_gauge: 'AWG18', connector_type: 'JST' },
+    });
+  });
+
+  test('CAS numbers must pass the check digit', async () => {
+    const bad = await as(t.engineer)
+      .post('/v1/parts')
+      .send({
+        workspace: t.workspace,
+        partNumber: 'C-1',
+        name: 'x',
+        domain: 'chemical',
+        attributes: { cas_number: '7732-18-4' },
+      });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors).toEqual([
+      { field: 'attributes.cas_number', message: expect.stringContaining('CAS') },
+    ]);
+    await createPart(t, { partNumber: 'C-2', domain: 'chemical', attributes: { cas_number: '7732-18-5' } });
+  });
+
+  test('currency must be an ISO 4217 code and cost not negative', async () => {
+    const bad = await as(t.engineer)
+      .post('/v1/parts')
+      .send({ workspace: t.workspace, partNumber: 'X-1', name: 'x', currency: 'ABC' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].field).toBe('currency');
+    const negative = await as(t.engineer)
+      .post('/v1/parts')
+      .send({ workspace: t.workspace, partNumber: 'X-2', name: 'x', unit_cost: -1 });
+    expect(negative.status).toBe(400);
+  });
+
+  test('a viewer cannot create parts', async () => {
+    const res = await as(t.viewer)
+      .post('/v1/parts')
+      .send({ workspace: t.workspace, partNumber: 'V-1', name: 'x' });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('parts: lifecycle, detail and history', () => {
+  test('lifecycle changes need a manager and follow the allowed moves', async () => {
+    const t = await team();
+    const part = await createPart(t, { partNumber: 'L-1' });
+    const patch = (user: TestUser, body: Record<string, unknown>) =>
+      as(user).patch(`/v1/parts/${part.id}`).query({ workspace: t.workspace }).send(body);
+
+    expect((await patch(t.engineer, { lifecycle: 'released' })).status).toBe(403);
+    expect((await patch(t.engineer, { name: 'Renamed', tags: ['a'] })).body).toMatchObject({
+      name: 'Renamed',
+    });
+    expect((await patch(t.manager, { lifecycle: 'on_hold' })).status).toBe(409);
+    const released = await patch(t.manager, { lifecycle: 'released' });
+    expect(released.status).toBe(200);
+    expect(released.body.lifecycle).toBe('released');
+    expect((await patch(t.manager, { lifecycle: 'prototype' })).status).toBe(409);
+    expect((await patch(t.manager, { lifecycle: 'on_hold' })).status).toBe(200);
+    expect((await patch(t.manager, { lifecycle: 'obsolete' })).status).toBe(200);
+    expect((await patch(t.manager, { lifecycle: 'released' })).status).toBe(409);
+
+    const detail = await as(t.viewer)
+      .get(`/v1/parts/${part.id}`)
+      .query({ workspace: t.workspace })
+      .expect(200);
+    const history = (detail.body as PartDetail).history;
+    expect(history.map((h) => h.action)).toEqual([
+      'created',
+      'updated',
+      'lifecycle',
+      'lifecycle',
+      'lifecycle',
+    ]);
+    expect(history[1].changes).toMatchObject({
+      name: { from: 'Part', to: 'Renamed' },
+      tags: { from: [], to: ['a'] },
+    });
+    expect(history[2].changes).toEqual({ lifecycle: { from: 'prototype', to: 'released' } });
+
+    const other = await team();
+    await as(other.owner).get(`/v1/parts/${part.id}`).query({ workspace: other.workspace }).expect(404);
+  });
+
+  test('version flow: submit, reject, edit back to draft, approve; invalid moves 409; approved immutable', async () => {
+    const t = await team();
+    const part = await createPart(t, { partNumber: 'V-1' });
+    const base = `/v1/parts/${part.id}/versions`;
+    const q = { workspace: t.workspace };
+    const created = await as(t.engineer)
+      .post(base)
+      .query(q)
+      .send({ revision: 'A', change_note: 'first', data: { x: 1 } });
+    expect(created.status).toBe(201);
+    const v = created.body as PartVersion;
+    expect(v).toMatchObject({ revision: 'A', status: 'draft', changeNote: 'first', data: { x: 1 } });
+    expect((await as(t.engineer).post(base).query(q).send({ revision: 'a' })).status).toBe(409);
+
+    const act = (user: TestUser, action: string, body: object = {}) =>
+      as(user).post(`${base}/${v.id}/${action}`).query(q).send(body);
+    expect((await act(t.manager, 'approve')).status).toBe(409); // draft
+    expect((await act(t.engineer, 'submit')).body.status).toBe('in_review');
+    expect((await act(t.engineer, 'submit')).status).toBe(409);
+    expect((await act(t.engineer, 'approve')).status).toBe(403);
+    expect(
+      (
+        await as(t.engineer)
+          .patch(`${base}/${v.id}`)
+          .query(q)
+          .send({ data: { x: 2 } })
+      ).status,
+    ).toBe(409);
+    const rejected = await act(t.manager, 'reject', { reason: 'wrong drawing' });
+    expect(rejected.body).toMatchObject({ status: 'rejected', rejectionReason: 'wrong drawing' });
+    expect((await act(t.engineer, 'submit')).status).toBe(409);
+    const edited = await as(t.engineer)
+      .patch(`${base}/${v.id}`)
+      .query(q)
+      .send({ data: { x: 3 } });
+    expect(edited.body).toMatchObject({ status: 'draft', data: { x: 3 }, rejectedAt: null });
+    await act(t.engineer, 'submit').expect(200);
+    const approved = await act(t.manager, 'approve');
+    expect(approved.status).toBe(200);
+    expect(approved.body.status).toBe('approved');
+    expect(approved.body.approvedAt).toEqual(expect.any(String));
+    expect(approved.body.approvedBy).toEqual(expect.any(String));
+    expect(
+      (
+        await as(t.engineer)
+          .patch(`${base}/${v.id}`)
+          .query(q)
+          .send({ data: { x: 4 } })
+      ).status,
+    ).toBe(409);
+    expect((await act(t.manager, 'reject')).status).toBe(409);
+
+    const versions = await as(t.viewer).get(base).query(q).expect(200);
+    expect(versions.body.items).toHaveLength(1);
+    const detail = (await as(t.viewer).get(`/v1/parts/${part.id}`).query(q).expect(200)).body as PartDetail;
+    expect(detail.versions.map((x) => x.status)).toEqual(['approved']);
+    expect(detail.history.map((h) => h.action)).toEqual([
+      'created',
+      'version.created',
+      'version.submitted',
+      'version.rejected',
+      'version.updated',
+      'version.submitted',
+      'version.approved',
+    ]);
+    const events: { type: string; data: { action: string } }[] = await stack.collab.deps.dataSource.query(
+      `SELECT e.type, e.data FROM collab_events e JOIN workspaces w ON w.id = e.workspace_id
+        WHERE w.name = $1 ORDER BY e.id`,
+      [t.workspace],
+    );
+    expect(events.filter((e) => e.type === 'part')).toHaveLength(6);
+
+    await as(t.viewer).get(`/v1/parts/${part.id}/where-used`).query(q).expect(200, { items: [] });
+  });
+});
+
+describe('parts: numbering rules', () => {
+  test('20 concurrent creates without a part number get 20 distinct sequential numbers', async () => {
+    const t = await team();
+    await as(t.engineer)
+      .post(`/v1/workspaces/${t.workspace}/bom-settings`)
+      .send({ numbering_rules: { other: { prefix: 'P-', width: 5 } } })
+      .expect(403);
+    const saved = await as(t.manager)
+      .post(`/v1/workspaces/${t.workspace}/bom-settings`)
+      .send({ numbering_rules: { other: { prefix: 'P-', width: 5 } } });
+    expect(saved.status).toBe(200);
+    expect(saved.body.numberingRules).toEqual({ other: { prefix: 'P-', width: 5 } });
+    expect(saved.body.domainTemplates.mechanical.required).toEqual(['material', 'finish', 'tolerance']);
+
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        as(t.engineer)
+          .post('/v1/parts')
+          .send({ workspace: t.workspace, name: `n${i}` }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill(201));
+    const got = results.map((r) => r.body.partNumber as string).sort();
+    expect(got).toEqual(Array.from({ length: 20 }, (_, i) => `P-${String(i + 1).padStart(5, '0')}`));
+
+    const bad = await as(t.engineer)
+      .post('/v1/parts')
+      .send({ workspace: t.workspace, partNumber: 'P-12', name: 'x' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].field).toBe('partNumber');
+    await createPart(t, { partNumber: 'P-00021' });
+    expect((await createPart(t, {})).partNumber).toBe('P-00022');
+    const noRule = await as(t.engineer)
+      .post('/v1/parts')
+      .send({ workspace: t.workspace, name: 'x', domain: 'electronic' });
+    expect(noRule.status).toBe(400);
+
+    const settings = await as(t.viewer).get(`/v1/workspaces/${t.workspace}/bom-settings`).expect(200);
+    expect(settings.body.numberingRules.other).toEqual({ prefix: 'P-', width: 5 });
+    const invalid = await as(t.manager)
+      .post(`/v1/workspaces/${t.workspace}/bom-settings`)
+      .send({ domain_templates: { electrical: { required: [], schema: { type: 'nope' } } } });
+    expect(invalid.status).toBe(400);
+  });
+});
