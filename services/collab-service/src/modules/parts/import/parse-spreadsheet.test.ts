@@ -1,0 +1,519 @@
+import { once } from 'node:events';
+import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
+import * as XLSX from 'xlsx';
+import { parseJsonObject, splitTags } from './cell-values';
+import { normaliseHeaders, PART_IMPORT_ALIASES } from './header-aliases';
+import { parseSpreadsheet, SpreadsheetError } from './parse-spreadsheet';
+import { inspectZip, ZipRejection } from './zip-inspect';
+
+const MB = 1024 * 1024;
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+const csv = (text: string, filename = 'parts.csv', contentType = 'text/csv') =>
+  parseSpreadsheet({ buffer: Buffer.from(text, 'utf8'), filename, contentType });
+
+/** The SpreadsheetError a promise rejects with (fails the test when it resolves or throws another error). */
+async function refusal(promise: Promise<unknown>): Promise<SpreadsheetError> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!(error instanceof SpreadsheetError))
+    throw new Error(`expected a SpreadsheetError, got ${String(error)}`);
+  return error;
+}
+
+/** A workbook with one sheet, written by xlsx itself. */
+function workbook(cells: Record<string, XLSX.CellObject>, ref: string): Buffer {
+  const sheet: XLSX.WorkSheet = { '!ref': ref, ...cells };
+  return XLSX.write(
+    { SheetNames: ['Parts'], Sheets: { Parts: sheet } },
+    { type: 'buffer', bookType: 'xlsx' },
+  );
+}
+
+interface ZipPart {
+  name: string;
+  /** The bytes stored in the archive (already deflated for method 8). */
+  stored: Buffer;
+  method: 0 | 8;
+  /** The uncompressed size the headers declare (may lie). */
+  size: number;
+  crc?: number;
+}
+
+/** A ZIP written byte by byte, so its headers can say whatever a test needs. */
+function zip(parts: ZipPart[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const part of parts) {
+    const name = Buffer.from(part.name, 'latin1');
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(part.method, 8);
+    local.writeUInt32LE(part.crc ?? 0, 14);
+    local.writeUInt32LE(part.stored.length, 18);
+    local.writeUInt32LE(part.size, 22);
+    local.writeUInt16LE(name.length, 26);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(part.method, 10);
+    central.writeUInt32LE(part.crc ?? 0, 16);
+    central.writeUInt32LE(part.stored.length, 20);
+    central.writeUInt32LE(part.size, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, part.stored);
+    centrals.push(central, name);
+    offset += local.length + name.length + part.stored.length;
+  }
+  const directory = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(parts.length, 8);
+  end.writeUInt16LE(parts.length, 10);
+  end.writeUInt32LE(directory.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, directory, end]);
+}
+
+const storedPart = (name: string, text: string): ZipPart => {
+  const data = Buffer.from(text);
+  return { name, stored: data, method: 0, size: data.length, crc: crc32(data) };
+};
+const XLSX_SKELETON = [
+  storedPart('[Content_Types].xml', '<Types/>'),
+  storedPart('xl/workbook.xml', '<workbook/>'),
+];
+
+/** `bytes` zeros, deflated chunk by chunk (never holding them all). */
+async function deflatedZeros(bytes: number): Promise<Buffer> {
+  const deflate = createDeflateRaw({ level: 9 });
+  const out: Buffer[] = [];
+  deflate.on('data', (chunk: Buffer) => out.push(chunk));
+  const zeros = Buffer.alloc(MB);
+  for (let written = 0; written < bytes; written += MB) {
+    if (!deflate.write(zeros)) await once(deflate, 'drain');
+  }
+  deflate.end();
+  await once(deflate, 'end');
+  return Buffer.concat(out);
+}
+
+describe('parseSpreadsheet: CSV', () => {
+  it('reads quoted fields, embedded newlines and a BOM, keyed by the original headers', async () => {
+    const text =
+      '\uFEFFPart Number,Name,Description,Tags,Attributes\r\n' +
+      'P-1,"Bolt, M3","Line one\nLine ""two""", steel | fastener ,"{""material"":""steel""}"\r\n' +
+      '\r\n' +
+      ' P-2 ,Nut,,,\r\n';
+    const sheet = await csv(text);
+
+    expect(sheet.format).toBe('csv');
+    expect(sheet.delimiter).toBe(',');
+    expect(sheet.headers).toEqual(['Part Number', 'Name', 'Description', 'Tags', 'Attributes']);
+    expect(sheet.rowCount).toBe(2);
+    expect(sheet.rows[0]).toEqual({
+      'Part Number': 'P-1',
+      Name: 'Bolt, M3',
+      Description: 'Line one\nLine "two"',
+      Tags: 'steel | fastener',
+      Attributes: '{"material":"steel"}',
+    });
+    expect(sheet.rows[1]).toEqual({
+      'Part Number': 'P-2',
+      Name: 'Nut',
+      Description: '',
+      Tags: '',
+      Attributes: '',
+    });
+    // The quoted newline keeps record 2 one row; the blank record 3 is skipped.
+    expect(sheet.rowNumbers).toEqual([2, 4]);
+    expect(sheet.cellErrors).toEqual([]);
+
+    const { columns, unknown } = normaliseHeaders(sheet.headers, PART_IMPORT_ALIASES);
+    expect(columns).toEqual({
+      partNumber: 'Part Number',
+      name: 'Name',
+      description: 'Description',
+      tags: 'Tags',
+      attributes: 'Attributes',
+    });
+    expect(unknown).toEqual([]);
+    expect(splitTags(sheet.rows[0].Tags)).toEqual(['steel', 'fastener']);
+    expect(parseJsonObject(sheet.rows[0].Attributes)).toEqual({ ok: true, value: { material: 'steel' } });
+  });
+
+  it('detects a ; delimiter and matches aliases in any case', async () => {
+    const sheet = await csv(
+      'PN;MPN;Unit_Cost;RoHS_Compliant;UNIT\nP-1;LM317T;"1.25";yes;pcs\nP-2;"A;B";0.5;n;each\n',
+    );
+
+    expect(sheet.delimiter).toBe(';');
+    expect(sheet.rows.map((row) => row.MPN)).toEqual(['LM317T', 'A;B']);
+    expect(normaliseHeaders(sheet.headers, PART_IMPORT_ALIASES).columns).toEqual({
+      partNumber: 'PN',
+      manufacturerPartNumber: 'MPN',
+      unitCost: 'Unit_Cost',
+      rohsCompliant: 'RoHS_Compliant',
+      uom: 'UNIT',
+    });
+  });
+
+  it('detects a tab delimiter and reads a CSV sent as text/plain', async () => {
+    const sheet = await csv('part_number\tname\nP-1\tWasher, flat\n', 'parts.csv', 'text/plain');
+    expect(sheet.delimiter).toBe('\t');
+    expect(sheet.rows).toEqual([{ part_number: 'P-1', name: 'Washer, flat' }]);
+  });
+
+  it('reads a single-column file', async () => {
+    const sheet = await csv('pn\nP-1\nP-2\n');
+    expect(sheet.rows).toEqual([{ pn: 'P-1' }, { pn: 'P-2' }]);
+  });
+
+  it('reports a value in a column without a header as a cell error, keeping the row', async () => {
+    const sheet = await csv('pn,name\nP-1,Bolt,oops\n');
+    expect(sheet.rows).toEqual([{ pn: 'P-1', name: 'Bolt' }]);
+    expect(sheet.cellErrors).toEqual([
+      { row: 2, column: 'C', message: 'Column C has a value but no header' },
+    ]);
+  });
+
+  it('refuses a non-UTF-8 CSV with 400 naming the encoding problem', async () => {
+    const latin1 = Buffer.concat([Buffer.from('pn,name\nP-1,Caf'), Buffer.from([0xe9]), Buffer.from('\n')]);
+    const error = await refusal(
+      parseSpreadsheet({ buffer: latin1, filename: 'parts.csv', contentType: 'text/csv' }),
+    );
+    expect(error.status).toBe(400);
+    expect(error.code).toBe('validation_failed');
+    expect(error.detail).toMatch(/not UTF-8/);
+  });
+
+  it('refuses a UTF-16 CSV with 400', async () => {
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('pn\r\nP-1\r\n', 'utf16le')]);
+    const error = await refusal(parseSpreadsheet({ buffer: utf16, filename: 'parts.csv' }));
+    expect([error.status, error.detail]).toEqual([400, expect.stringMatching(/UTF-16/)]);
+  });
+
+  it('refuses an unclosed quote with 400 naming the row', async () => {
+    const error = await refusal(csv('pn,name\nP-1,ok\nP-2,"never closed\nP-3,x\n'));
+    expect([error.status, error.detail]).toEqual([
+      400,
+      'Row 3 of the CSV file: a quoted field is never closed',
+    ]);
+  });
+
+  it('refuses a header that appears twice with 400', async () => {
+    const error = await refusal(csv('pn,name,pn\nP-1,a,b\n'));
+    expect([error.status, error.detail]).toEqual([400, 'The header "pn" appears twice (columns A and C)']);
+  });
+
+  it('refuses an empty file and a file of blank lines with 400', async () => {
+    const empty = await refusal(parseSpreadsheet({ buffer: Buffer.alloc(0), filename: 'parts.csv' }));
+    expect([empty.status, empty.detail]).toEqual([400, 'The file is empty']);
+    const blank = await refusal(csv('\n , \n\n'));
+    expect([blank.status, blank.detail]).toEqual([400, 'The file is empty: it has no header row']);
+  });
+
+  it('accepts a header without data rows', async () => {
+    const sheet = await csv('pn,name\n');
+    expect([sheet.headers, sheet.rowCount, sheet.rows]).toEqual([['pn', 'name'], 0, []]);
+  });
+});
+
+describe('parseSpreadsheet: XLSX', () => {
+  it('reads the cached value of a formula and never evaluates one', async () => {
+    const buffer = workbook(
+      {
+        A1: { t: 's', v: 'Part Number' },
+        B1: { t: 's', v: 'Unit Cost' },
+        C1: { t: 's', v: 'RoHS' },
+        D1: { t: 's', v: 'Released' },
+        A2: { t: 's', v: 'P-1' },
+        // The cached 5 is returned: an evaluation would give 2.
+        B2: { t: 'n', f: '1+1', v: 5 },
+        C2: { t: 'b', v: true },
+        D2: { t: 'n', v: 45292, z: 'yyyy-mm-dd' },
+        A3: { t: 's', v: 'P-2' },
+        B3: { t: 'n', f: '1+1' },
+        C3: { t: 'n', v: 0.1 + 0.2 },
+        D3: { t: 'e', v: 0x07 },
+      },
+      'A1:D3',
+    );
+    const sheet = await parseSpreadsheet({ buffer, filename: 'parts.xlsx', contentType: XLSX_TYPE });
+
+    expect(sheet.format).toBe('xlsx');
+    expect(sheet.sheetName).toBe('Parts');
+    expect(sheet.headers).toEqual(['Part Number', 'Unit Cost', 'RoHS', 'Released']);
+    expect(sheet.rows).toEqual([
+      { 'Part Number': 'P-1', 'Unit Cost': '5', RoHS: 'true', Released: '2024-01-01' },
+      { 'Part Number': 'P-2', 'Unit Cost': '', RoHS: '0.3', Released: '' },
+    ]);
+    expect(sheet.rowNumbers).toEqual([2, 3]);
+    expect(sheet.cellErrors).toEqual([
+      { row: 3, column: 'Unit Cost', message: expect.stringMatching(/formula without a saved value/) },
+      { row: 3, column: 'Released', message: 'The cell holds the error value #DIV/0!' },
+    ]);
+  });
+
+  it('reads the first sheet only, from a header below blank rows', async () => {
+    const first: XLSX.WorkSheet = { '!ref': 'A3:B4', A3: { t: 's', v: 'pn' }, A4: { t: 's', v: 'P-9' } };
+    const second: XLSX.WorkSheet = { '!ref': 'A1:A2', A1: { t: 's', v: 'other' }, A2: { t: 's', v: 'x' } };
+    const buffer: Buffer = XLSX.write(
+      { SheetNames: ['First', 'Second'], Sheets: { First: first, Second: second } },
+      { type: 'buffer', bookType: 'xlsx' },
+    );
+    const sheet = await parseSpreadsheet({ buffer, filename: 'parts.xlsx' });
+    expect([sheet.sheetName, sheet.headers, sheet.rows, sheet.rowNumbers]).toEqual([
+      'First',
+      ['pn'],
+      [{ pn: 'P-9' }],
+      [4],
+    ]);
+  });
+
+  it('refuses a zip bomb (200 MB of zeros in 200 KB) with 413 before parsing', async () => {
+    const stored = await deflatedZeros(200 * MB);
+    const bomb = zip([
+      ...XLSX_SKELETON,
+      { name: 'xl/worksheets/sheet1.xml', stored, method: 8, size: 200 * MB },
+    ]);
+    expect(bomb.length).toBeLessThan(1 * MB);
+
+    const started = Date.now();
+    const error = await refusal(parseSpreadsheet({ buffer: bomb, filename: 'bomb.xlsx' }));
+    expect([error.status, error.code]).toEqual([413, 'payload_too_large']);
+    expect(error.detail).toMatch(/zip bomb/);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('refuses a zip bomb whose headers understate the size with 413, in the worker', async () => {
+    const stored = await deflatedZeros(200 * MB);
+    const liar = zip([...XLSX_SKELETON, { name: 'xl/worksheets/sheet1.xml', stored, method: 8, size: 4096 }]);
+    expect(inspectZip(liar)).toHaveLength(3);
+
+    const error = await refusal(parseSpreadsheet({ buffer: liar, filename: 'bomb.xlsx' }));
+    expect([error.status, error.detail]).toEqual([
+      413,
+      expect.stringMatching(/inflates beyond its declared 4096 bytes/),
+    ]);
+  });
+
+  it('refuses an archive that inflates past the total limit with 413', async () => {
+    const text = 'x'.repeat(2 * MB);
+    const sheetXml: ZipPart = {
+      name: 'xl/big.xml',
+      stored: deflateRawSync(text),
+      method: 8,
+      size: text.length,
+    };
+    const error = await refusal(
+      parseSpreadsheet(
+        { buffer: zip([...XLSX_SKELETON, sheetXml]), filename: 'big.xlsx' },
+        { maxUncompressedBytes: MB, maxCompressionRatio: 10_000 },
+      ),
+    );
+    expect([error.status, error.detail]).toEqual([413, 'The XLSX file inflates to more than 1 MB']);
+  });
+
+  it('refuses a ZIP that is not a workbook with 415 and a broken ZIP with 400', async () => {
+    const notWorkbook = await refusal(
+      parseSpreadsheet({ buffer: zip([storedPart('readme.txt', 'hi')]), filename: 'parts.xlsx' }),
+    );
+    expect([notWorkbook.status, notWorkbook.code]).toEqual([415, 'unsupported_media_type']);
+
+    const truncated = workbook({ A1: { t: 's', v: 'pn' } }, 'A1:A1').subarray(0, 200);
+    const broken = await refusal(parseSpreadsheet({ buffer: truncated, filename: 'parts.xlsx' }));
+    expect([broken.status, broken.detail]).toEqual([400, expect.stringMatching(/not a valid ZIP archive/)]);
+  });
+
+  it('refuses a legacy .xls and a password-protected workbook with 415', async () => {
+    const ole = Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0, 0, 0]);
+    const xls = await refusal(parseSpreadsheet({ buffer: ole, filename: 'parts.xls' }));
+    expect([xls.status, xls.detail]).toEqual([415, expect.stringMatching(/\.xls files are not supported/)]);
+    const locked = await refusal(parseSpreadsheet({ buffer: ole, filename: 'parts.xlsx' }));
+    expect([locked.status, locked.detail]).toEqual([415, expect.stringMatching(/without a password/)]);
+  });
+});
+
+describe('parseSpreadsheet: type, size and row limits', () => {
+  const PNG = Buffer.from([
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52,
+  ]);
+
+  it('refuses a PNG with 415, whatever it is called', async () => {
+    for (const input of [
+      { buffer: PNG, filename: 'logo.png', contentType: 'image/png' },
+      { buffer: PNG, contentType: 'image/png' },
+      { buffer: PNG, filename: 'parts.csv', contentType: 'image/png' },
+      { buffer: PNG, filename: 'parts.csv', contentType: 'text/csv' },
+      { buffer: PNG, filename: 'parts.xlsx' },
+    ]) {
+      const error = await refusal(parseSpreadsheet(input));
+      expect([error.status, error.code]).toEqual([415, 'unsupported_media_type']);
+    }
+  });
+
+  it('decides by content type when there is no file name', async () => {
+    const sheet = await parseSpreadsheet({
+      buffer: Buffer.from('pn\nP-1\n'),
+      contentType: 'text/csv; charset=utf-8',
+    });
+    expect(sheet.rows).toEqual([{ pn: 'P-1' }]);
+    const error = await refusal(parseSpreadsheet({ buffer: Buffer.from('pn\nP-1\n') }));
+    expect(error.status).toBe(415);
+  });
+
+  it('accepts the content type Windows browsers send for .csv', async () => {
+    const sheet = await csv('pn\nP-1\n', 'parts.csv', 'application/vnd.ms-excel');
+    expect(sheet.rows).toEqual([{ pn: 'P-1' }]);
+  });
+
+  it('refuses a 60 MB file with 413 before parsing it', async () => {
+    const error = await refusal(
+      parseSpreadsheet({ buffer: Buffer.alloc(60 * MB, 0x61), filename: 'parts.csv' }),
+    );
+    expect([error.status, error.code]).toEqual([413, 'payload_too_large']);
+    expect(error.detail).toBe('The file is 60 MB; the import limit is 50 MB');
+  });
+
+  it('refuses 200,001 data rows with 413 naming the limit', async () => {
+    const rows = Array.from({ length: 200_001 }, (_, i) => `P-${i}`);
+    const error = await refusal(csv(`pn\n${rows.join('\n')}\n`));
+    expect([error.status, error.detail]).toEqual([
+      413,
+      'The file has more than 200,000 data rows (the import limit)',
+    ]);
+  });
+
+  it('applies a custom row limit to XLSX too', async () => {
+    const buffer = workbook(
+      { A1: { t: 's', v: 'pn' }, A2: { t: 's', v: 'a' }, A3: { t: 's', v: 'b' }, A4: { t: 's', v: 'c' } },
+      'A1:A4',
+    );
+    const error = await refusal(parseSpreadsheet({ buffer, filename: 'parts.xlsx' }, { maxRows: 2 }));
+    expect([error.status, error.detail]).toEqual([
+      413,
+      'The file has more than 2 data rows (the import limit)',
+    ]);
+    expect((await parseSpreadsheet({ buffer, filename: 'parts.xlsx' }, { maxRows: 3 })).rowCount).toBe(3);
+  });
+
+  it('answers 413, not 500, when the worker runs out of time', async () => {
+    const buffer = Buffer.from(`pn\n${'P-1\n'.repeat(100_000)}`);
+    const error = await refusal(parseSpreadsheet({ buffer, filename: 'parts.csv' }, { timeoutMs: 1 }));
+    expect([error.status, error.detail]).toEqual([413, expect.stringMatching(/took longer than 0.001 s/)]);
+  });
+
+  it('answers 413, not 500, when the worker runs out of memory', async () => {
+    // 40 MB of CSV against a 64 MB heap. Far smaller heaps are not a graceful 413: a single allocation
+    // beyond the heap limit plus V8's 16 MB grace aborts the whole process (nodejs/node#47224).
+    const text = `pn,name\n${'P-123456,a part name of some length\n'.repeat(1_100_000)}`;
+    const error = await refusal(
+      parseSpreadsheet(
+        { buffer: Buffer.from(text), filename: 'parts.csv' },
+        { maxMemoryMb: 64, maxRows: 2_000_000 },
+      ),
+    );
+    expect([error.status, error.detail]).toEqual([
+      413,
+      expect.stringMatching(/needs more than 64 MB of memory/),
+    ]);
+  });
+});
+
+describe('parseSpreadsheet: worker', () => {
+  it('reports progress every N rows and at the end', async () => {
+    const progress: number[] = [];
+    const rows = Array.from({ length: 35 }, (_, i) => `P-${i}`).join('\n');
+    const sheet = await parseSpreadsheet(
+      { buffer: Buffer.from(`pn\n${rows}`), filename: 'parts.csv' },
+      { progressEvery: 10, onProgress: (parsed) => progress.push(parsed) },
+    );
+    expect(sheet.rowCount).toBe(35);
+    expect(progress).toEqual([10, 20, 30, 35]);
+  });
+
+  it('keeps the event loop responsive while parsing 100,000 rows', async () => {
+    const lines = Array.from(
+      { length: 100_000 },
+      (_, i) => `P-${i},Part ${i},"steel|fastener",${i % 7}.25,yes`,
+    );
+    const buffer = Buffer.from(`part_number,name,tags,unit_cost,rohs_compliant\n${lines.join('\n')}\n`);
+    let ticks = 0;
+    let last = Date.now();
+    let longestGap = 0;
+    const timer = setInterval(() => {
+      const now = Date.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+      ticks += 1;
+    }, 5);
+    const started = Date.now();
+    try {
+      const sheet = await parseSpreadsheet({ buffer, filename: 'parts.csv' });
+      expect(sheet.rowCount).toBe(100_000);
+      expect(sheet.rows[99_999]).toEqual({
+        part_number: 'P-99999',
+        name: 'Part 99999',
+        tags: 'steel|fastener',
+        unit_cost: '4.25',
+        rohs_compliant: 'yes',
+      });
+    } finally {
+      clearInterval(timer);
+    }
+    const elapsed = Date.now() - started;
+    expect(ticks).toBeGreaterThan(elapsed / 5 / 4);
+    expect(longestGap).toBeLessThan(250);
+  });
+
+  it('leaves the caller buffer intact (the worker gets a copy)', async () => {
+    const buffer = Buffer.from('pn\nP-1\n');
+    await parseSpreadsheet({ buffer, filename: 'parts.csv' });
+    expect(buffer.toString()).toBe('pn\nP-1\n');
+  });
+
+  it('stops when the signal aborts', async () => {
+    const controller = new AbortController();
+    const parsing = parseSpreadsheet(
+      { buffer: Buffer.from(`pn\n${'P-1\n'.repeat(100_000)}`), filename: 'parts.csv' },
+      { signal: controller.signal },
+    );
+    controller.abort(new Error('client went away'));
+    await expect(parsing).rejects.toThrow('client went away');
+  });
+});
+
+describe('inspectZip', () => {
+  it('accepts a workbook written by xlsx and lists its entries', () => {
+    const entries = inspectZip(workbook({ A1: { t: 's', v: 'pn' } }, 'A1:A1'));
+    expect(entries.map((entry) => entry.name)).toEqual(
+      expect.arrayContaining(['[Content_Types].xml', 'xl/workbook.xml', 'xl/worksheets/sheet1.xml']),
+    );
+  });
+
+  it('refuses local headers that disagree with the central directory', () => {
+    const archive = zip(XLSX_SKELETON);
+    archive.writeUInt32LE(999, 22); // the first local header's uncompressed size
+    expect(() => inspectZip(archive)).toThrow(ZipRejection);
+    expect(() => inspectZip(archive)).toThrow('local and central headers disagree for [Content_Types].xml');
+  });
+
+  it('refuses too many entries', () => {
+    const parts = Array.from({ length: 5 }, (_, i) => storedPart(`f${i}`, 'x'));
+    expect(() =>
+      inspectZip(zip(parts), {
+        maxEntries: 4,
+        maxUncompressedBytes: MB,
+        maxCompressionRatio: 100,
+        ratioFloorBytes: MB,
+      }),
+    ).toThrow('The XLSX file has 5 entries (at most 4)');
+  });
+});
