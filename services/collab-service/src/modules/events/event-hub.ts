@@ -4,11 +4,11 @@ import type { DataSource } from 'typeorm';
 import type { EventLogRepository, LoggedEvent } from './event-log.repository';
 import type { EventSink } from './event-stream';
 
-/** An event as written to the streams: serialised once, whatever the number of clients. */
+/** An event as written to the streams: serialised and encoded once, whatever the number of clients. */
 interface Frame {
   id: number;
   recipientId: string | null;
-  text: string;
+  bytes: Buffer;
 }
 
 /** One open event stream of this process. */
@@ -47,7 +47,11 @@ export function formatEvent(event: CollabEvent): string {
 }
 
 function frameOf(logged: { recipientId?: string | null; event: CollabEvent }): Frame {
-  return { id: logged.event.id, recipientId: logged.recipientId ?? null, text: formatEvent(logged.event) };
+  return {
+    id: logged.event.id,
+    recipientId: logged.recipientId ?? null,
+    bytes: Buffer.from(formatEvent(logged.event)),
+  };
 }
 
 /**
@@ -57,9 +61,10 @@ function frameOf(logged: { recipientId?: string | null; event: CollabEvent }): F
  * Order and completeness: per workspace, events are handed out strictly in id order. Ids are
  * gap-free and commit in order, so when `N` arrives and the channel is at `M < N - 1`, ids
  * `M+1..N-1` are already in the log and are read from it first; ids at or below `M` (late or
- * repeated deliveries) are dropped. A reconnecting client (`Last-Event-ID: L`) is registered first,
- * buffering live events, then replays `id > L` from the log, then gets the buffer minus what the
- * replay already gave it: exactly the missed events, in order, once each.
+ * repeated deliveries) are dropped. A client starts after `L` (its `Last-Event-ID`, else the latest
+ * id when it connected): it is registered first, buffering live events, then replays `id > L` from
+ * the log, then gets the buffer minus what the replay already gave it: exactly the missed events,
+ * in order, once each.
  */
 export class EventHub {
   private readonly channels = new Map<string, Channel>();
@@ -87,22 +92,28 @@ export class EventHub {
   }
 
   /**
-   * Registers a stream at once (so the caller's cap check and the registration cannot interleave);
-   * `start` then replays and makes it live. `lastEventId` null: only events from now on.
+   * Where a new stream starts: the id the client last received (`Last-Event-ID`), capped at the
+   * workspace's latest id (an id from elsewhere must not hide future events), or, without one, the
+   * latest id. Read before the response starts, so a client misses nothing committed after it saw
+   * the stream open.
    */
-  open(params: {
-    workspaceId: string;
-    userId: string;
-    sink: EventSink;
-    lastEventId: number | null;
-  }): StreamClient {
+  async startingPoint(workspaceId: string, lastEventId: number | null): Promise<number> {
+    const latest = await this.log.lastId(this.dataSource.manager, workspaceId);
+    return lastEventId === null ? latest : Math.min(lastEventId, latest);
+  }
+
+  /**
+   * Registers a stream at once (so the caller's cap check and the registration cannot interleave);
+   * live events are held back until `start` has replayed what came after `after`.
+   */
+  open(params: { workspaceId: string; userId: string; sink: EventSink; after: number }): StreamClient {
     const channel = this.channel(params.workspaceId);
     const client: StreamClient = {
       workspaceId: params.workspaceId,
       userId: params.userId,
       sink: params.sink,
-      lastSeen: params.lastEventId ?? 0,
-      buffer: params.lastEventId === null ? null : [],
+      lastSeen: params.after,
+      buffer: [],
       closed: false,
     };
     channel.clients.add(client);
@@ -113,38 +124,34 @@ export class EventHub {
     return client;
   }
 
-  /** Replays what the client missed (when it named a last id), then hands it the live events. */
+  /** Replays the logged events after the client's starting point, then hands it the live ones. */
   async start(client: StreamClient): Promise<void> {
     const channel = this.channels.get(client.workspaceId);
-    if (!channel || client.closed) return;
+    if (!channel || client.closed || !client.buffer) return;
     // After the channel knows where it starts, so the replay reaches at least that far.
     await channel.ready;
-    if (client.buffer) {
-      const manager = this.dataSource.manager;
-      // An id from elsewhere (another workspace, a reset database) must not hide future events.
-      let after = Math.min(client.lastSeen, await this.log.lastId(manager, client.workspaceId));
-      client.lastSeen = after;
-      for (;;) {
-        const page = await this.log.pageFor(
-          manager,
-          client.workspaceId,
-          client.userId,
-          after,
-          this.replayPageSize,
-        );
-        if (client.closed) return;
-        for (const logged of page) {
-          after = logged.event.id;
-          client.lastSeen = after;
-          client.sink.write(formatEvent(logged.event));
-        }
-        if (page.length < this.replayPageSize) break;
-        await client.sink.drained();
+    const manager = this.dataSource.manager;
+    let after = client.lastSeen;
+    for (;;) {
+      const page = await this.log.pageFor(
+        manager,
+        client.workspaceId,
+        client.userId,
+        after,
+        this.replayPageSize,
+      );
+      if (client.closed) return;
+      for (const logged of page) {
+        after = logged.event.id;
+        client.lastSeen = after;
+        client.sink.write(formatEvent(logged.event));
       }
-      const buffered = client.buffer;
-      client.buffer = null;
-      for (const frame of buffered) this.offer(client, frame);
+      if (page.length < this.replayPageSize) break;
+      await client.sink.drained();
     }
+    const buffered = client.buffer;
+    client.buffer = null;
+    for (const frame of buffered) this.offer(client, frame);
   }
 
   close(client: StreamClient): void {
@@ -260,7 +267,7 @@ export class EventHub {
     if (frame.id <= client.lastSeen) return;
     client.lastSeen = frame.id;
     if (frame.recipientId !== null && frame.recipientId !== client.userId) return;
-    if (!client.sink.write(frame.text)) {
+    if (!client.sink.write(frame.bytes)) {
       // A client that does not read is cut off rather than buffered without bound; it reconnects
       // with its Last-Event-ID and replays from the log.
       this.logger.warn({ userId: client.userId }, 'event stream client too slow; closing its stream');

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 /** Where the hub writes one client's stream. */
 export interface EventSink {
   /** Writes a chunk; false once the client has more than MAX_BUFFERED_BYTES unread. */
-  write(chunk: string): boolean;
+  write(chunk: string | Buffer): boolean;
   /** A comment line (`: text`), which clients ignore: keeps proxies and load balancers from idling out. */
   comment(text: string): void;
   /** Resolves when what was written has been handed to the socket (or the stream ended). */

@@ -71,7 +71,7 @@ export function mountEventRoutes(deps: EventRouteDeps): void {
       if (query.username !== undefined && query.username.toLowerCase() !== user.username) {
         throw new ForbiddenError('username must be your own');
       }
-      const lastEventId = lastEventIdOf(req, query);
+      const after = await hub.startingPoint(access.id, lastEventIdOf(req, query));
       if (hub.connectionsOf(user.id) >= cap) {
         throw new AppError('rate_limited', 429, `At most ${cap} open event streams per user`, {
           headers: {
@@ -84,7 +84,7 @@ export function mountEventRoutes(deps: EventRouteDeps): void {
 
       // From here on the response is the stream: errors end it instead of answering JSON.
       const sink = openEventStream(req, res, config.SSE_RETRY_MS);
-      const client = hub.open({ workspaceId: access.id, userId: user.id, sink, lastEventId });
+      const client = hub.open({ workspaceId: access.id, userId: user.id, sink, after });
       presence.opened(access, user);
       const untrack = lifecycle.trackStream(() => sink.close());
       let ended = false;

@@ -409,6 +409,28 @@ describe('GET /v1/events', () => {
     expect(watcher.events.filter(isEngineer(true))).toHaveLength(1);
   });
 
+  test('refresh writes the connection count and brings back a row that vanished', async () => {
+    const { ws, owner } = await workspace();
+    await open(owner.user, `workspace=${ws.name}`);
+    await open(owner.user, `workspace=${ws.name}`);
+    const presence = eventsModuleFor(stack.collab.deps).presence;
+    const row = () =>
+      stack.collab.deps.dataSource.query(
+        'SELECT connections FROM collab_presence WHERE workspace_id = $1 AND user_id = $2',
+        [ws.id, owner.id],
+      );
+    // The row is written once, by the first stream; a refresh writes the count of both.
+    await expectEventually(async () => {
+      await presence.refresh();
+      expect(await row()).toEqual([{ connections: 2 }]);
+    });
+
+    await stack.collab.deps.dataSource.query('DELETE FROM collab_presence WHERE workspace_id = $1', [ws.id]);
+    await presence.refresh();
+    await expectEventually(async () => expect(await row()).toEqual([{ connections: 2 }]));
+    expect((await presence.onlineUserIds(ws.id)).has(owner.id)).toBe(true);
+  });
+
   test('a replica that stopped refreshing is swept and its users go offline', async () => {
     const { ws, owner, others } = await workspace('engineer');
     const [engineer] = others;

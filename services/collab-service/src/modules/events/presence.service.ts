@@ -15,8 +15,8 @@ interface Entry {
   user: PresenceUser;
   /** Open streams now. */
   count: number;
-  /** The count written to `collab_presence` (0: no row). */
-  synced: number;
+  /** Whether this replica's `collab_presence` row exists (as far as this process knows). */
+  row: boolean;
   /** Writes of this entry run one after the other. */
   chain: Promise<void>;
   pending: number;
@@ -59,11 +59,11 @@ export class PresenceService implements PresenceReader {
     const key = `${workspace.id}:${user.id}`;
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { workspace, user, count: 0, synced: 0, chain: Promise.resolve(), pending: 0 };
+      entry = { workspace, user, count: 0, row: false, chain: Promise.resolve(), pending: 0 };
       this.entries.set(key, entry);
     }
     entry.count++;
-    this.sync(key, entry);
+    if (entry.count === 1) this.sync(key, entry);
   }
 
   closed(workspace: EventWorkspace, user: PresenceUser): void {
@@ -71,7 +71,7 @@ export class PresenceService implements PresenceReader {
     const entry = this.entries.get(key);
     if (!entry || entry.count === 0) return;
     entry.count--;
-    this.sync(key, entry);
+    if (entry.count === 0) this.sync(key, entry);
   }
 
   async onlineUserIds(workspaceId: string): Promise<Set<string>> {
@@ -84,19 +84,31 @@ export class PresenceService implements PresenceReader {
   }
 
   /**
-   * Marks this replica's rows as alive. Rows that vanished (swept while the database was out of
-   * reach) and counts that failed to be written are written again.
+   * Marks this replica's rows as alive and writes their connection counts, in one statement. Rows
+   * that vanished (swept while the database was out of reach) and changes that failed to be written
+   * are written again; rows this process no longer knows are left to expire.
    */
   async refresh(): Promise<void> {
-    const rows: { workspace_id: string; user_id: string }[] = await this.dataSource.query(
-      'UPDATE collab_presence SET seen_at = now() WHERE replica_id = $1 RETURNING workspace_id, user_id',
-      [this.replicaId],
-    );
+    const live = [...this.entries.values()].filter((e) => e.pending === 0 && e.row && e.count > 0);
+    const rows: { workspace_id: string; user_id: string }[] = live.length
+      ? await this.dataSource.query(
+          `UPDATE collab_presence p SET seen_at = now(), connections = v.n
+           FROM unnest($2::uuid[], $3::uuid[], $4::int[]) AS v(w, u, n)
+           WHERE p.replica_id = $1 AND p.workspace_id = v.w AND p.user_id = v.u
+           RETURNING p.workspace_id, p.user_id`,
+          [
+            this.replicaId,
+            live.map((e) => e.workspace.id),
+            live.map((e) => e.user.id),
+            live.map((e) => e.count),
+          ],
+        )
+      : [];
     const alive = new Set(rows.map((r) => `${r.workspace_id}:${r.user_id}`));
     for (const [key, entry] of this.entries) {
       if (entry.pending > 0) continue;
-      if (entry.synced > 0 && !alive.has(key)) entry.synced = 0;
-      if (entry.count !== entry.synced) this.sync(key, entry);
+      if (entry.row && entry.count > 0 && !alive.has(key)) entry.row = false;
+      if (entry.count > 0 !== entry.row) this.sync(key, entry);
     }
   }
 
@@ -145,22 +157,19 @@ export class PresenceService implements PresenceReader {
       })
       .finally(() => {
         entry.pending--;
-        if (
-          entry.pending === 0 &&
-          entry.count === 0 &&
-          entry.synced === 0 &&
-          this.entries.get(key) === entry
-        ) {
+        if (entry.pending === 0 && entry.count === 0 && !entry.row && this.entries.get(key) === entry) {
           this.entries.delete(key);
         }
       });
   }
 
+  /**
+   * Writes a change between no stream and some streams; more streams of the same user only change
+   * the count, which refresh() writes. Quick open/close pairs collapse into nothing.
+   */
   private async write(entry: Entry): Promise<void> {
-    // Quick open/close pairs collapse: only the count at the time of writing matters.
     const count = entry.count;
-    const previous = entry.synced;
-    if (count === previous || !this.dataSource.isInitialized) return;
+    if (count > 0 === entry.row || !this.dataSource.isInitialized) return;
     const { workspace, user } = entry;
     await this.dataSource.transaction(async (manager) => {
       await this.lock(manager, workspace.id, user.id);
@@ -178,12 +187,11 @@ export class PresenceService implements PresenceReader {
           [workspace.id, user.id, this.replicaId],
         );
       }
-      const changed = (previous === 0) !== (count === 0);
-      if (changed && (await this.othersOnline(manager, workspace.id, user.id, this.replicaId)) === 0) {
+      if ((await this.othersOnline(manager, workspace.id, user.id, this.replicaId)) === 0) {
         await this.announce(manager, workspace, user, count > 0);
       }
     });
-    entry.synced = count;
+    entry.row = count > 0;
   }
 
   /** Serialises presence changes of one user in one workspace across replicas. */

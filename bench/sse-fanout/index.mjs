@@ -1,0 +1,369 @@
+// SSE fan-out of the collaboration host, from the built dist (`pnpm build` first), against real
+// Postgres and RabbitMQ (BENCH_POSTGRES_URL, BENCH_AMQP_URL; defaults: the local test servers).
+//
+// BENCH_CLIENTS (2,000) streams of one workspace, BENCH_EVENTS (100) events. Each event is a real
+// request, PATCH /v1/workspaces/:name/members/:username (a role change emits an `update` event);
+// the next is sent once every client has the previous one. Figures:
+// - delivery latency p50/p99: from sending the PATCH to a client reading the event, over all
+//   clients and events;
+// - memory per connection: RSS growth of the server process(es) while the streams open, / clients.
+// Scenarios: one collaboration process; two processes (clients split evenly, events emitted on the
+// first). Either way each event goes outbox -> relay -> RabbitMQ -> every process's broadcast
+// queue -> its streams. Baseline, in the same run: a bare Node http SSE server (bare-server.mjs)
+// writing the same message to the same number of streams, triggered by a POST. Each run starts with
+// BENCH_WARMUP_EVENTS (10) unmeasured rounds. Services run as child processes (their RSS is theirs
+// alone); tokens come from a local JWKS issuer, so the API host is not needed. JSON lines.
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = new URL('../../', import.meta.url).pathname;
+const { Client } = createRequire(join(root, 'packages/platform/package.json'))('pg');
+
+const clients = Number(process.env.BENCH_CLIENTS ?? 2000);
+const events = Number(process.env.BENCH_EVENTS ?? 100);
+const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const amqpUrl = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const ROUND_TIMEOUT_MS = 30_000;
+/** Rounds before the measured ones (JIT, connection pools), run the same way and discarded. */
+const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_EVENTS ?? 10);
+
+const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** RSS of a process in bytes (Linux). */
+function rssOf(pid) {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+const round2 = (n) => Math.round(n * 100) / 100;
+
+// A local access-token issuer: RS256 key, JWKS on a port of its own.
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const kid = randomBytes(8).toString('hex');
+const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' }] };
+const issuerServer = createServer((_req, res) => {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks));
+});
+await new Promise((resolve) => issuerServer.listen(0, '127.0.0.1', resolve));
+const jwksUrl = `http://127.0.0.1:${issuerServer.address().port}/.well-known/jwks.json`;
+
+function token(userId, email) {
+  const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const body = `${b64({ alg: 'RS256', typ: 'JWT', kid })}.${b64({
+    sub: userId,
+    email,
+    session_id: randomUUID(),
+    iss: 'hwp-api',
+    aud: 'authenticated',
+    iat: now,
+    exp: now + 3600,
+  })}`;
+  return `${body}.${sign('sha256', Buffer.from(body), privateKey).toString('base64url')}`;
+}
+
+async function throwawayDatabase() {
+  const name = `bench_sse_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: postgresUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = new URL(postgresUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new Client({ connectionString: postgresUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHealthy(base, child) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${base}/healthz`);
+      if (res.ok) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`${base} did not come up`);
+    await sleep(100);
+  }
+}
+
+/** A collaboration process from services/collab-service/dist, on a free port. */
+async function startCollab(env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(root, 'services/collab-service/dist/main.js')], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitHealthy(base, child);
+  return { base, child, stop: () => stopChild(child) };
+}
+
+async function startBare() {
+  const child = spawn(process.execPath, [new URL('./bare-server.mjs', import.meta.url).pathname], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise((resolve) =>
+    child.stdout.once('data', (d) => resolve(Number(String(d).trim()))),
+  );
+  return { base: `http://127.0.0.1:${port}`, child, stop: () => stopChild(child) };
+}
+
+function stopChild(child) {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function call(base, method, path, authToken, body) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${authToken}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+  return res.status === 204 ? null : res.json();
+}
+
+/**
+ * One SSE client: counts `update` messages and records, for each, how long after the trigger of
+ * its round it arrived.
+ */
+function openStream(url, headers, onUpdate) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, headers: { accept: 'text/event-stream', ...headers } });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      if (res.statusCode !== 200) {
+        reject(new Error(`stream answered ${res.statusCode}`));
+        res.resume();
+        return;
+      }
+      res.setEncoding('utf8');
+      let pending = '';
+      let ready = false;
+      res.on('data', (chunk) => {
+        pending += chunk;
+        let end = pending.indexOf('\n\n');
+        while (end >= 0) {
+          const block = pending.slice(0, end);
+          pending = pending.slice(end + 2);
+          if (!ready && block.startsWith('retry:')) {
+            ready = true;
+            resolve({ close: () => req.destroy() });
+          } else if (block.includes('\nevent: update\n')) {
+            onUpdate();
+          }
+          end = pending.indexOf('\n\n');
+        }
+      });
+    });
+    req.end();
+  });
+}
+
+/**
+ * Opens `clients` streams spread over `urls`, then runs `events` rounds of `trigger()`, each waiting
+ * for every client to get the round's event. Returns latencies (ms) and RSS growth of `pids`.
+ */
+async function fanOut({ urls, headers, pids, trigger }) {
+  let round = 0;
+  let sentAt = 0;
+  let received = 0;
+  let roundDone = () => {};
+  const latencies = new Float64Array(clients * (events + WARMUP_ROUNDS));
+  const triggers = [];
+  let samples = 0;
+  const onUpdate = () => {
+    latencies[samples++] = performance.now() - sentAt;
+    received++;
+    if (received === clients) roundDone();
+  };
+
+  const rssBefore = pids.map(rssOf);
+  const streams = [];
+  const connectStart = performance.now();
+  for (let i = 0; i < clients; i += 100) {
+    const batch = [];
+    for (let j = i; j < Math.min(clients, i + 100); j++)
+      batch.push(openStream(urls[j % urls.length], headers, onUpdate));
+    streams.push(...(await Promise.all(batch)));
+  }
+  const connectMs = performance.now() - connectStart;
+  await sleep(1000);
+  const rssAfter = pids.map(rssOf);
+
+  for (round = 1; round <= events + WARMUP_ROUNDS; round++) {
+    if (round === WARMUP_ROUNDS + 1) {
+      samples = 0;
+      triggers.length = 0;
+    }
+    received = 0;
+    const done = new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`round ${round}: ${received}/${clients} clients got the event`)),
+        ROUND_TIMEOUT_MS,
+      );
+      roundDone = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    sentAt = performance.now();
+    await trigger(round);
+    triggers.push(performance.now() - sentAt);
+    await done;
+  }
+  for (const stream of streams) stream.close();
+  const sorted = Array.from(latencies.subarray(0, samples)).sort((a, b) => a - b);
+  triggers.sort((a, b) => a - b);
+  const rssDelta = rssAfter.reduce((sum, rss, i) => sum + rss - rssBefore[i], 0);
+  return {
+    p50Ms: round2(percentile(sorted, 50)),
+    p99Ms: round2(percentile(sorted, 99)),
+    maxMs: round2(sorted[sorted.length - 1]),
+    triggerP50Ms: round2(percentile(triggers, 50)),
+    bytesPerConnection: Math.round(rssDelta / clients),
+    connectMs: Math.round(connectMs),
+  };
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-sse-'));
+const db = await throwawayDatabase();
+const children = [];
+try {
+  const env = {
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    AMQP_URL: amqpUrl,
+    AMQP_NAMESPACE: `bench-${randomBytes(4).toString('hex')}.`,
+    AMQP_QUEUE_EXPIRES_MS: '300000',
+    AUTH_JWKS_URL: jwksUrl,
+    SSE_MAX_CONNECTIONS_PER_USER: String(clients + 10),
+  };
+
+  // Baseline first: the bare server with the same clients and triggers.
+  const bare = await startBare();
+  children.push(bare);
+  const baseline = await fanOut({
+    urls: [`${bare.base}/events`],
+    headers: {},
+    pids: [bare.child.pid],
+    trigger: () => call(bare.base, 'POST', '/emit', ''),
+  });
+  await bare.stop();
+
+  // The workspace: an owner who watches (one user, so presence is announced once) and a member
+  // whose role the owner toggles.
+  const owner = { id: randomUUID(), email: `owner-${randomBytes(3).toString('hex')}@bench.test` };
+  const member = { id: randomUUID(), email: `member-${randomBytes(3).toString('hex')}@bench.test` };
+  owner.token = token(owner.id, owner.email);
+  member.token = token(member.id, member.email);
+  const workspace = `bench-${randomBytes(4).toString('hex')}`;
+
+  async function scenario(processes) {
+    const started = [];
+    for (let i = 0; i < processes; i++) started.push(await startCollab(env));
+    children.push(...started);
+    const [first] = started;
+    await call(first.base, 'GET', '/api/session', owner.token);
+    const { user: memberUser } = await call(first.base, 'GET', '/api/session', member.token);
+    const ws = await fetch(`${first.base}/v1/workspaces/${workspace}`, {
+      headers: { authorization: `Bearer ${owner.token}` },
+    });
+    if (ws.status === 404) {
+      const created = await call(first.base, 'POST', '/v1/workspaces', owner.token, { name: workspace });
+      const pg = new Client({ connectionString: db.url });
+      await pg.connect();
+      await pg.query(
+        `INSERT INTO workspace_members (workspace_id, user_id, role, joined_at) VALUES ($1, $2, 'viewer', now())`,
+        [created.id, member.id],
+      );
+      await pg.end();
+    }
+    const result = await fanOut({
+      urls: started.map((p) => `${p.base}/v1/events?workspace=${workspace}`),
+      headers: { authorization: `Bearer ${owner.token}` },
+      pids: started.map((p) => p.child.pid),
+      trigger: (round) =>
+        call(first.base, 'PATCH', `/v1/workspaces/${workspace}/members/${memberUser.username}`, owner.token, {
+          role: round % 2 ? 'engineer' : 'viewer',
+        }),
+    });
+    for (const p of started) await p.stop();
+    return result;
+  }
+
+  const one = await scenario(1);
+  const two = await scenario(2);
+  for (const [name, processes, measured] of [
+    ['one process', 1, one],
+    ['two processes', 2, two],
+  ]) {
+    console.log(
+      JSON.stringify({
+        bench: 'sse-fanout',
+        scenario: name,
+        processes,
+        clients,
+        events,
+        p50Ms: measured.p50Ms,
+        p99Ms: measured.p99Ms,
+        maxMs: measured.maxMs,
+        triggerP50Ms: measured.triggerP50Ms,
+        bytesPerConnection: measured.bytesPerConnection,
+        connectMs: measured.connectMs,
+        baselineP50Ms: baseline.p50Ms,
+        baselineP99Ms: baseline.p99Ms,
+        baselineTriggerP50Ms: baseline.triggerP50Ms,
+        baselineBytesPerConnection: baseline.bytesPerConnection,
+        p99Ratio: round2(measured.p99Ms / baseline.p99Ms),
+        memoryRatio: round2(measured.bytesPerConnection / baseline.bytesPerConnection),
+        baseline: 'bare node:http SSE server, same clients, same message, triggered by POST',
+      }),
+    );
+  }
+} finally {
+  for (const child of children) await child.stop();
+  issuerServer.close();
+  agent.destroy();
+  await db.drop().catch(() => {});
+  rmSync(dataDir, { recursive: true, force: true });
+}
+process.exit(0);
