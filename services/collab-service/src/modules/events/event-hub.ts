@@ -170,13 +170,6 @@ export class EventHub {
     }
   }
 
-  /** Ends every stream (shutdown); clients reconnect elsewhere with their Last-Event-ID. */
-  closeAll(): void {
-    for (const channel of [...this.channels.values()]) {
-      for (const client of [...channel.clients]) client.sink.close();
-    }
-  }
-
   /** A `collab.event.v1` from the bus; resolves once the workspace's streams have it. */
   receive(data: CollabEventPublishedData): Promise<void> {
     const channel = this.channels.get(data.workspaceId);

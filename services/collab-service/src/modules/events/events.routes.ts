@@ -1,4 +1,4 @@
-import { EventsQuery } from '@hwp/contracts';
+import { ErrorBodyDto, EventsQuery } from '@hwp/contracts';
 import type { Logger } from '@hwp/platform';
 import { AppError, ForbiddenError, type Lifecycle } from '@hwp/platform';
 import type { Request } from 'express';
@@ -62,7 +62,7 @@ export function mountEventRoutes(deps: EventRouteDeps): void {
         contentType: 'text/event-stream',
         schema: { type: 'string' },
       },
-      403: { description: '`username` names another user' },
+      403: { description: '`username` names another user', schema: ErrorBodyDto },
     },
     handler: async (req, res) => {
       const user = currentUser(req);
