@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import express from 'express';
+import { throwawayDatabase } from '../lib/postgres.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('../../', import.meta.url).pathname;
@@ -27,13 +28,11 @@ const { createServiceRuntime, createLogger } = require(join(root, 'packages/plat
 // Dependencies of the api-service package, resolved from there.
 const apiRequire = createRequire(join(root, 'services/api-service/package.json'));
 const argon2 = apiRequire('@node-rs/argon2');
-const { Client } = createRequire(join(root, 'packages/platform/package.json'))('pg');
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const loginConcurrency = Number(process.env.BENCH_LOGIN_CONCURRENCY ?? 8);
-const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 function listen(app) {
   return new Promise((resolve) => {
@@ -47,30 +46,6 @@ function load(options) {
   });
 }
 
-/** A fresh database on the Postgres server when one answers; null means embedded mode. */
-async function throwawayDatabase() {
-  const admin = new Client({ connectionString: postgresUrl });
-  try {
-    await admin.connect();
-  } catch {
-    return null;
-  }
-  const name = `bench_auth_${randomBytes(6).toString('hex')}`;
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(postgresUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new Client({ connectionString: postgresUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
 async function postJson(port, path, body) {
   const res = await fetch(`http://127.0.0.1:${port}${path}`, {
     method: 'POST',
@@ -82,7 +57,7 @@ async function postJson(port, path, body) {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-auth-'));
-const database = await throwawayDatabase();
+const database = await throwawayDatabase('bench_auth', { optional: true });
 const config = loadApiConfig({
   DATA_DIR: dataDir,
   ...(database ? { DATABASE_URL: database.url } : {}),

@@ -20,13 +20,13 @@ import { Agent, createServer, request } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { throwawayDatabase } from '../lib/postgres.mjs';
 
 const root = new URL('../../', import.meta.url).pathname;
 const { Client } = createRequire(join(root, 'packages/platform/package.json'))('pg');
 
 const clients = Number(process.env.BENCH_CLIENTS ?? 2000);
 const events = Number(process.env.BENCH_EVENTS ?? 100);
-const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const amqpUrl = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const ROUND_TIMEOUT_MS = 30_000;
 /** Rounds before the measured ones (JIT, connection pools), run the same way and discarded. */
@@ -71,25 +71,6 @@ function token(userId, email) {
     exp: now + 3600,
   })}`;
   return `${body}.${sign('sha256', Buffer.from(body), privateKey).toString('base64url')}`;
-}
-
-async function throwawayDatabase() {
-  const name = `bench_sse_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: postgresUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.end();
-  const url = new URL(postgresUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new Client({ connectionString: postgresUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await c.end();
-    },
-  };
 }
 
 function freePort() {
@@ -263,7 +244,7 @@ async function fanOut({ urls, headers, pids, trigger }) {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-sse-'));
-const db = await throwawayDatabase();
+const db = await throwawayDatabase('bench_sse');
 const children = [];
 try {
   const env = {

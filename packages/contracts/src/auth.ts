@@ -21,6 +21,24 @@ import { Nullable } from './schema';
 export const E164_PATTERN = /^\+[1-9]\d{6,14}$/;
 /** One-time codes are 6 digits (DECISIONS.md section 1). */
 export const OTP_PATTERN = /^\d{6}$/;
+/** An email address of at most 254 characters (RFC 5321's limit). */
+export function IsEmailAddress(): PropertyDecorator {
+  return (target, key) => {
+    IsEmail()(target, key);
+    MaxLength(254)(target, key);
+  };
+}
+
+/** A phone number in international format (E.164); the message names the field. */
+export function IsE164(): PropertyDecorator {
+  return Matches(E164_PATTERN, { message: '$property must be in international format, e.g. +14155550123' });
+}
+
+/** The 6-digit one-time code. */
+export function IsOtpCode(): PropertyDecorator {
+  return Matches(OTP_PATTERN, { message: '$property must be the 6-digit code' });
+}
+
 /** Passwords shorter than this are refused with `weak_password`. */
 export const MIN_PASSWORD_LENGTH = 8;
 /** Longer inputs are refused before hashing (hashing cost must not be a lever). */
@@ -51,13 +69,12 @@ export class UserMetadataInput {
 /** `POST /auth/signup`: one of `email` or `phone`, a password, optional profile data. */
 export class SignupRequest {
   @IsOptional()
-  @IsEmail()
-  @MaxLength(254)
+  @IsEmailAddress()
   email?: string;
 
   /** International format, e.g. `+14155550123`. */
   @IsOptional()
-  @Matches(E164_PATTERN, { message: 'phone must be in international format, e.g. +14155550123' })
+  @IsE164()
   phone?: string;
 
   @IsString()
@@ -72,8 +89,7 @@ export class SignupRequest {
 
 /** `POST /auth/login`. */
 export class LoginRequest {
-  @IsEmail()
-  @MaxLength(254)
+  @IsEmailAddress()
   email: string;
 
   @IsString()
@@ -84,7 +100,7 @@ export class LoginRequest {
 
 /** `POST /auth/phone-login`. */
 export class PhoneLoginRequest {
-  @Matches(E164_PATTERN, { message: 'phone_number must be in international format, e.g. +14155550123' })
+  @IsE164()
   phone_number: string;
 
   @IsString()
@@ -95,8 +111,7 @@ export class PhoneLoginRequest {
 
 /** `POST /auth/magic-link` and `POST /auth/recover`. */
 export class EmailCodeRequest {
-  @IsEmail()
-  @MaxLength(254)
+  @IsEmailAddress()
   email: string;
 
   /** Where the link in the email lands after verification (must be an allowed origin). */
@@ -108,17 +123,17 @@ export class EmailCodeRequest {
 
 /** `POST /auth/phone-otp`. */
 export class PhoneOtpRequest {
-  @Matches(E164_PATTERN, { message: 'phone_number must be in international format, e.g. +14155550123' })
+  @IsE164()
   phone_number: string;
 }
 
 /** `POST /auth/verify-phone-otp`. */
 export class VerifyPhoneOtpRequest {
-  @Matches(E164_PATTERN, { message: 'phone_number must be in international format, e.g. +14155550123' })
+  @IsE164()
   phone_number: string;
 
   /** The 6-digit code received by SMS. */
-  @Matches(OTP_PATTERN, { message: 'token must be the 6-digit code' })
+  @IsOtpCode()
   token: string;
 }
 
@@ -131,16 +146,15 @@ export class VerifyRequest {
   type: VerifyType;
 
   @IsOptional()
-  @IsEmail()
-  @MaxLength(254)
+  @IsEmailAddress()
   email?: string;
 
   @IsOptional()
-  @Matches(E164_PATTERN, { message: 'phone must be in international format, e.g. +14155550123' })
+  @IsE164()
   phone?: string;
 
   @IsOptional()
-  @Matches(OTP_PATTERN, { message: 'token must be the 6-digit code' })
+  @IsOtpCode()
   token?: string;
 
   @IsOptional()
@@ -189,12 +203,11 @@ export class TokenQuery {
 /** Body of `POST /auth/token`: `email`/`phone` + `password`, or `refresh_token`. */
 export class TokenRequest {
   @IsOptional()
-  @IsEmail()
-  @MaxLength(254)
+  @IsEmailAddress()
   email?: string;
 
   @IsOptional()
-  @Matches(E164_PATTERN, { message: 'phone must be in international format, e.g. +14155550123' })
+  @IsE164()
   phone?: string;
 
   @IsOptional()

@@ -2,7 +2,6 @@ import { Type } from 'class-transformer';
 import {
   IsArray,
   IsBoolean,
-  IsEmail,
   IsIn,
   IsInt,
   IsISO8601,
@@ -16,6 +15,8 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { IsEmailAddress } from './auth';
+import { type Items, ItemsOf, type Page, PageOf, PageQuery } from './paging';
 import { Nullable } from './schema';
 
 /** Workspace roles, lowest to highest (section 5.2). */
@@ -90,39 +91,15 @@ export class Workspace {
   role: WorkspaceRole;
 }
 
-export class WorkspaceList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => Workspace)
-  items: Workspace[];
-
-  @IsInt()
-  total: number;
-
-  @IsInt()
-  page: number;
-
-  @IsInt()
-  pageSize: number;
-}
+export const WorkspaceList = PageOf(Workspace, 'WorkspaceList');
+export type WorkspaceList = Page<Workspace>;
 
 /** `GET /v1/workspaces?username`: `username`, when given, must be the caller's. */
-export class ListWorkspacesQuery {
+export class ListWorkspacesQuery extends PageQuery {
   @IsOptional()
   @IsString()
   @MaxLength(64)
   username?: string;
-
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  page?: number;
-
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(500)
-  pageSize?: number;
 }
 
 export class WorkspaceMember {
@@ -145,21 +122,8 @@ export class WorkspaceMember {
   joinedAt: string;
 }
 
-export class WorkspaceMemberList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => WorkspaceMember)
-  items: WorkspaceMember[];
-
-  @IsInt()
-  total: number;
-
-  @IsInt()
-  page: number;
-
-  @IsInt()
-  pageSize: number;
-}
+export const WorkspaceMemberList = PageOf(WorkspaceMember, 'WorkspaceMemberList');
+export type WorkspaceMemberList = Page<WorkspaceMember>;
 
 /** `PATCH /v1/workspaces/:name/members/:username` (manager+; owner to grant or take owner). */
 export class UpdateWorkspaceMemberRequest {
@@ -176,19 +140,7 @@ export class UsersQuery {
 }
 
 /** A workspace member with presence: `online` while they hold an open event stream. */
-export class WorkspaceUser {
-  @IsUUID()
-  id: string;
-
-  @IsString()
-  username: string;
-
-  @IsString()
-  email: string;
-
-  @IsString()
-  displayName: string;
-
+export class WorkspaceUser extends CollabUser {
   @IsIn(WORKSPACE_ROLES)
   role: WorkspaceRole;
 
@@ -196,12 +148,8 @@ export class WorkspaceUser {
   online: boolean;
 }
 
-export class WorkspaceUserList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => WorkspaceUser)
-  items: WorkspaceUser[];
-}
+export const WorkspaceUserList = ItemsOf(WorkspaceUser, 'WorkspaceUserList');
+export type WorkspaceUserList = Items<WorkspaceUser>;
 
 /** `POST /v1/users/init`: make sure the caller's record (and, with a workspace, their folder) exists. */
 export class InitUserRequest {
@@ -239,8 +187,7 @@ export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
 
 /** `POST /api/invitations/send` (manager+ in the workspace; 5 per minute per IP). */
 export class SendInvitationRequest {
-  @IsEmail()
-  @MaxLength(254)
+  @IsEmailAddress()
   email: string;
 
   /** Shown in the email; defaults to the sender's display name. */
@@ -296,12 +243,8 @@ export class SentInvitation extends Invitation {
   invitationCode: string;
 }
 
-export class InvitationList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => Invitation)
-  items: Invitation[];
-}
+export const InvitationList = ItemsOf(Invitation, 'InvitationList');
+export type InvitationList = Items<Invitation>;
 
 /** `GET /api/invitations?status&workspace&limit`. */
 export class ListInvitationsQuery {

@@ -1,38 +1,14 @@
-import { Type } from 'class-transformer';
-import {
-  IsArray,
-  IsIn,
-  IsInt,
-  IsISO8601,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Max,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { IsIn, IsISO8601, IsNotEmpty, IsString, IsUUID, MaxLength } from 'class-validator';
+import { type Page, PageOf, PageQuery } from './paging';
 import { Nullable } from './schema';
 
 /** `GET /dev/mailbox?to=` (development only): what the notifier would have sent. */
-export class DevMailboxQuery {
+export class DevMailboxQuery extends PageQuery {
   /** Email address or phone number (international format). */
   @IsString()
   @IsNotEmpty()
   @MaxLength(254)
   to: string;
-
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  page?: number;
-
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(500)
-  pageSize?: number;
 }
 
 export class DevMailboxMessage {
@@ -64,18 +40,5 @@ export class DevMailboxMessage {
 }
 
 /** Newest first. */
-export class DevMailboxList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => DevMailboxMessage)
-  items: DevMailboxMessage[];
-
-  @IsInt()
-  total: number;
-
-  @IsInt()
-  page: number;
-
-  @IsInt()
-  pageSize: number;
-}
+export const DevMailboxList = PageOf(DevMailboxMessage, 'DevMailboxList');
+export type DevMailboxList = Page<DevMailboxMessage>;

@@ -1,19 +1,16 @@
 import { Type } from 'class-transformer';
 import {
-  IsArray,
   IsHexadecimal,
   IsIn,
-  IsInt,
   IsISO8601,
   IsNumberString,
   IsOptional,
   IsString,
   IsUUID,
-  Max,
   MaxLength,
-  Min,
   ValidateNested,
 } from 'class-validator';
+import { type Page, PageOf, PageQuery } from './paging';
 
 /** `POST .../system/probes`: send a probe through the outbox and the bus to the other service. */
 export class CreateBusProbeRequest {
@@ -62,34 +59,10 @@ export class BusProbe {
   storage: BusProbeStorage | null;
 }
 
-export class ListBusProbesQuery {
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  page?: number;
+export class ListBusProbesQuery extends PageQuery {}
 
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(500)
-  pageSize?: number;
-}
-
-export class BusProbeList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => BusProbe)
-  items: BusProbe[];
-
-  @IsInt()
-  total: number;
-
-  @IsInt()
-  page: number;
-
-  @IsInt()
-  pageSize: number;
-}
+export const BusProbeList = PageOf(BusProbe, 'BusProbeList');
+export type BusProbeList = Page<BusProbe>;
 
 /** Payload of `system.probe.v1`. */
 export interface SystemProbeData {

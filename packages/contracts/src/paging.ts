@@ -1,10 +1,11 @@
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { type ClassConstructor, Type } from 'class-transformer';
+import { IsArray, IsInt, IsOptional, Max, Min, ValidateNested } from 'class-validator';
 
 /** Default and maximum page sizes of every list (DECISIONS.md section 0). */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
 
-/** `?page&pageSize` of every list route; `page` starts at 1. */
+/** `?page&pageSize` of every list route; `page` starts at 1. List queries extend it. */
 export class PageQuery {
   @IsOptional()
   @IsInt()
@@ -18,10 +19,55 @@ export class PageQuery {
   pageSize?: number;
 }
 
-/** Shape of every list answer: `{ items, total, page, pageSize }`. */
+/** Shape of every paged list answer: `{ items, total, page, pageSize }`. */
 export interface Page<T> {
   items: T[];
   total: number;
   page: number;
   pageSize: number;
+}
+
+/** Shape of an unpaged list answer: `{ items }`. */
+export interface Items<T> {
+  items: T[];
+}
+
+/** Gives a generated DTO class the name its OpenAPI schema is listed under. */
+function named<C extends ClassConstructor<object>>(dto: C, name: string): C {
+  Object.defineProperty(dto, 'name', { value: name });
+  return dto;
+}
+
+/** The DTO of `{ items }` with items of `item` (one class per list, so the schema has its name). */
+export function ItemsOf<T extends object>(
+  item: ClassConstructor<T>,
+  name: string,
+): ClassConstructor<Items<T>> {
+  class ItemsDto {
+    @IsArray()
+    @ValidateNested({ each: true })
+    @Type(() => item)
+    items: T[];
+  }
+  return named(ItemsDto, name);
+}
+
+/** The DTO of `{ items, total, page, pageSize }` with items of `item`. */
+export function PageOf<T extends object>(item: ClassConstructor<T>, name: string): ClassConstructor<Page<T>> {
+  class PageDto {
+    @IsArray()
+    @ValidateNested({ each: true })
+    @Type(() => item)
+    items: T[];
+
+    @IsInt()
+    total: number;
+
+    @IsInt()
+    page: number;
+
+    @IsInt()
+    pageSize: number;
+  }
+  return named(PageDto, name);
 }

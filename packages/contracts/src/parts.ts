@@ -4,7 +4,6 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
-  IsInt,
   IsISO8601,
   IsNotEmpty,
   IsNumber,
@@ -17,7 +16,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
-import { PageQuery } from './paging';
+import { type Items, ItemsOf, type Page, PageOf, PageQuery } from './paging';
 import { FreeFormObject, Nullable } from './schema';
 
 /** Part domains (section 2.8); `other` is the default. */
@@ -301,21 +300,8 @@ export class Part {
   updatedAt: string;
 }
 
-export class PartList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => Part)
-  items: Part[];
-
-  @IsInt()
-  total: number;
-
-  @IsInt()
-  page: number;
-
-  @IsInt()
-  pageSize: number;
-}
+export const PartList = PageOf(Part, 'PartList');
+export type PartList = Page<Part>;
 
 export class PartVersion {
   @IsUUID()
@@ -376,12 +362,8 @@ export class PartVersion {
   rejectionReason: string | null;
 }
 
-export class PartVersionList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => PartVersion)
-  items: PartVersion[];
-}
+export const PartVersionList = ItemsOf(PartVersion, 'PartVersionList');
+export type PartVersionList = Items<PartVersion>;
 
 /** One audit entry: what changed, by whom, when. `changes` maps a field to `{ from, to }`. */
 export class PartHistoryEntry {
@@ -495,12 +477,8 @@ export class WhereUsedEntry {
   revision: string;
 }
 
-export class WhereUsedList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => WhereUsedEntry)
-  items: WhereUsedEntry[];
-}
+export const WhereUsedList = ItemsOf(WhereUsedEntry, 'WhereUsedList');
+export type WhereUsedList = Items<WhereUsedEntry>;
 
 /** A numbering rule: `<prefix><zero-padded sequence of width digits>`, e.g. `MEC-` + 5 -> `MEC-00042`. */
 export interface NumberingRule {

@@ -1,9 +1,7 @@
 import { Type } from 'class-transformer';
 import {
   IsArray,
-  IsEmail,
   IsIn,
-  IsInt,
   IsISO8601,
   IsNotEmpty,
   IsObject,
@@ -15,6 +13,8 @@ import {
   MaxLength,
   ValidateNested,
 } from 'class-validator';
+import { IsEmailAddress } from './auth';
+import { type Page, PageOf } from './paging';
 import { FreeFormObject, Nullable } from './schema';
 
 /** Membership roles of a tenant, lowest to highest (DECISIONS.md section 2). */
@@ -86,21 +86,8 @@ export class Tenant {
   role: TenantRole;
 }
 
-export class TenantList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => Tenant)
-  items: Tenant[];
-
-  @IsInt()
-  total: number;
-
-  @IsInt()
-  page: number;
-
-  @IsInt()
-  pageSize: number;
-}
+export const TenantList = PageOf(Tenant, 'TenantList');
+export type TenantList = Page<Tenant>;
 
 export class TenantMember {
   @IsUUID()
@@ -127,26 +114,12 @@ export class TenantMember {
   created_at: string;
 }
 
-export class TenantMemberList {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => TenantMember)
-  items: TenantMember[];
-
-  @IsInt()
-  total: number;
-
-  @IsInt()
-  page: number;
-
-  @IsInt()
-  pageSize: number;
-}
+export const TenantMemberList = PageOf(TenantMember, 'TenantMemberList');
+export type TenantMemberList = Page<TenantMember>;
 
 /** `POST /tenant/{tenant_id}/members` (admin+): adds an existing account. */
 export class AddTenantMemberRequest {
-  @IsEmail()
-  @MaxLength(254)
+  @IsEmailAddress()
   email: string;
 
   @IsIn(TENANT_ROLES)

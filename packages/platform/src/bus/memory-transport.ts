@@ -228,20 +228,8 @@ export class MemoryBroker {
   ): void {
     const reason = describeError(error);
     const logger = consumer.owner.logger;
-    if (queue.broadcast && (message.attempt >= consumer.maxAttempts || isPermanentFailure(error))) {
-      logger.error(
-        {
-          queue: queue.name,
-          eventId: envelope.id,
-          type: envelope.type,
-          attempts: message.attempt,
-          err: reason,
-        },
-        'broadcast handler failed for the last time; message dropped',
-      );
-      return;
-    }
     if (message.attempt >= consumer.maxAttempts || isPermanentFailure(error)) {
+      // Broadcast queues have no dead-letter queue: each replica's copy is only for its own clients.
       logger.error(
         {
           queue: queue.name,
@@ -250,8 +238,11 @@ export class MemoryBroker {
           attempts: message.attempt,
           err: reason,
         },
-        'event handler failed for the last time; dead-lettered',
+        queue.broadcast
+          ? 'broadcast handler failed for the last time; message dropped'
+          : 'event handler failed for the last time; dead-lettered',
       );
+      if (queue.broadcast) return;
       this.deadLetter(queue, message, envelope, reason);
       return;
     }

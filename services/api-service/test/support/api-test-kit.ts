@@ -54,11 +54,13 @@ export async function signUp(app: Express, data: Record<string, string> = {}): P
   return { ...body, email, password, ip, token: body.session.access_token };
 }
 
-/** Supertest with the user's bearer token and client address. */
-export function as(app: Express, user: { token: string; ip: string }) {
+/** Supertest with the user's bearer token and, when given, their client address (X-Forwarded-For). */
+export function as(app: Express, user: { token: string; ip?: string }) {
   const agent = request(app);
-  const wrap = (method: 'get' | 'post' | 'put' | 'patch' | 'delete') => (path: string) =>
-    agent[method](path).set('Authorization', `Bearer ${user.token}`).set('X-Forwarded-For', user.ip);
+  const wrap = (method: 'get' | 'post' | 'put' | 'patch' | 'delete') => (path: string) => {
+    const test = agent[method](path).set('Authorization', `Bearer ${user.token}`);
+    return user.ip ? test.set('X-Forwarded-For', user.ip) : test;
+  };
   return {
     get: wrap('get'),
     post: wrap('post'),

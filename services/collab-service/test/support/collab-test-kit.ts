@@ -7,6 +7,7 @@ import request from 'supertest';
 import type { ApiConfig } from '../../../api-service/src/config';
 import {
   type ApiTestService,
+  as,
   signUp,
   startApi,
   type TestUser,
@@ -73,20 +74,7 @@ export function newUser(stack: Stack, data: Record<string, string> = {}): Promis
   return signUp(stack.api.app, data);
 }
 
-/** Supertest on the collaboration host with the user's bearer token. */
-export function collabAs(app: Express, user: { token: string; ip?: string }) {
-  const agent = request(app);
-  const wrap = (method: 'get' | 'post' | 'put' | 'patch' | 'delete') => (path: string) => {
-    const test = agent[method](path).set('Authorization', `Bearer ${user.token}`);
-    return user.ip ? test.set('X-Forwarded-For', user.ip) : test;
-  };
-  return {
-    get: wrap('get'),
-    post: wrap('post'),
-    put: wrap('put'),
-    patch: wrap('patch'),
-    delete: wrap('delete'),
-  };
-}
+/** Supertest on the collaboration host with the user's bearer token (the API host kit's helper). */
+export const collabAs = as;
 
 export type { ApiConfig, TestUser };

@@ -20,7 +20,7 @@ import {
   VerifyPhoneOtpRequest,
   VerifyRequest,
 } from '@hwp/contracts';
-import { type ApiRouter, AppError, UnauthorizedError, ValidationError } from '@hwp/platform';
+import { type ApiRouter, AppError, type RouteSpec, UnauthorizedError, ValidationError } from '@hwp/platform';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Authenticated, AuthService } from './auth.service';
 import {
@@ -51,7 +51,6 @@ export interface AuthRouteDeps {
 const BEARER = ['bearerAuth'];
 const TAGS = ['auth'];
 const badInput = { description: 'Invalid input', schema: ErrorBodyDto };
-const limited = { rateLimited: true } as const;
 
 function clientMeta(req: Request): ClientMeta {
   return { ip: req.ip, userAgent: req.get('user-agent') };
@@ -93,6 +92,21 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
   const login = [deps.standardLimit, ...deps.loginLimits];
   const signedIn = [deps.authenticate, deps.standardLimit];
   const authResponses = { 200: { description: '`{ user, session }`', schema: AuthResponse } };
+  const codeResponses = {
+    ...authResponses,
+    401: {
+      description: '`otp_invalid`, or `otp_expired` (expired, used or 5 wrong tries)',
+      schema: ErrorBodyDto,
+    },
+  };
+  /** Every auth route but the JWKS: tagged, rate limited, behind the given middleware. */
+  const routeBehind =
+    (before: RequestHandler[], security?: string[]) =>
+    (spec: Omit<RouteSpec, 'before' | 'tags' | 'rateLimited'>) =>
+      api.route({ tags: TAGS, rateLimited: true, before, ...(security ? { security } : {}), ...spec });
+  const openRoute = routeBehind(open);
+  const loginRoute = routeBehind(login);
+  const signedInRoute = routeBehind(signedIn, BEARER);
 
   const passwordLogin = async (
     req: Request,
@@ -123,17 +137,14 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     sendAuthenticated(req, res, cookies, result, viaCookie);
   };
 
-  api.route({
+  openRoute({
     method: 'post',
     path: '/auth/signup',
     summary: 'Create an account with email or phone and a password',
     description:
       'Answers `{ user, session }`, or `{ user, session: null }` while the email or phone awaits confirmation (AUTH_REQUIRE_CONFIRMATION).',
-    tags: TAGS,
     body: SignupRequest,
     query: CookieQuery,
-    before: open,
-    ...limited,
     responses: {
       200: { description: 'Account created', schema: SignupResponse },
       409: { description: '`email_exists` / `phone_exists`', schema: ErrorBodyDto },
@@ -152,43 +163,34 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     },
   });
 
-  api.route({
+  loginRoute({
     method: 'post',
     path: '/auth/login',
     summary: 'Log in with email and password',
     description:
       'A failed login answers 400 `invalid_credentials` whether or not the account exists. `?cookie=true` also sets HttpOnly session cookies.',
-    tags: TAGS,
     body: LoginRequest,
     query: CookieQuery,
-    before: login,
-    ...limited,
     responses: authResponses,
     handler: (req, res) => passwordLogin(req, res, { email: (req.body as LoginRequest).email }),
   });
 
-  api.route({
+  loginRoute({
     method: 'post',
     path: '/auth/phone-login',
     summary: 'Log in with phone number and password',
-    tags: TAGS,
     body: PhoneLoginRequest,
     query: CookieQuery,
-    before: login,
-    ...limited,
     responses: authResponses,
     handler: (req, res) => passwordLogin(req, res, { phone: (req.body as PhoneLoginRequest).phone_number }),
   });
 
-  api.route({
+  loginRoute({
     method: 'post',
     path: '/auth/token',
     summary: 'GoTrue-compatible token endpoint: grant_type=password or refresh_token',
-    tags: TAGS,
     query: TokenQuery,
     body: TokenRequest,
-    before: login,
-    ...limited,
     responses: authResponses,
     handler: async (req, res) => {
       const body = req.body as TokenRequest;
@@ -207,30 +209,24 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     },
   });
 
-  api.route({
+  openRoute({
     method: 'post',
     path: '/auth/refresh',
     summary: 'Exchange a refresh token for a new session (the token is single use)',
     description:
       'Reusing a rotated token outside the 10 s grace window revokes the whole session. Browser clients may send the refresh cookie (with the CSRF header) instead of a body.',
-    tags: TAGS,
     body: RefreshRequest,
     query: CookieQuery,
-    before: open,
-    ...limited,
     responses: authResponses,
     handler: (req, res) => refresh(req, res, (req.body as RefreshRequest).refresh_token),
   });
 
-  api.route({
+  openRoute({
     method: 'post',
     path: '/auth/magic-link',
     summary: 'Email a sign-in code and link',
     description: 'Always 200 with the same message; a second request within 60 s answers 429.',
-    tags: TAGS,
     body: EmailCodeRequest,
-    before: open,
-    ...limited,
     responses: { 200: { description: 'Sent (if the address can receive it)', schema: MessageResponse } },
     handler: async (req, res) => {
       const body = req.body as EmailCodeRequest;
@@ -238,36 +234,24 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     },
   });
 
-  api.route({
+  openRoute({
     method: 'post',
     path: '/auth/phone-otp',
     summary: 'Text a one-time sign-in code',
-    tags: TAGS,
     body: PhoneOtpRequest,
-    before: open,
-    ...limited,
     responses: { 200: { description: 'Sent (if the number can receive it)', schema: MessageResponse } },
     handler: async (req, res) => {
       res.json(await auth.sendPasswordless({ phone: (req.body as PhoneOtpRequest).phone_number }));
     },
   });
 
-  api.route({
+  openRoute({
     method: 'post',
     path: '/auth/verify-phone-otp',
     summary: 'Redeem a phone one-time code',
-    tags: TAGS,
     body: VerifyPhoneOtpRequest,
     query: CookieQuery,
-    before: open,
-    ...limited,
-    responses: {
-      ...authResponses,
-      401: {
-        description: '`otp_invalid`, or `otp_expired` (expired, used or 5 wrong tries)',
-        schema: ErrorBodyDto,
-      },
-    },
+    responses: codeResponses,
     handler: async (req, res) => {
       const body = req.body as VerifyPhoneOtpRequest;
       const result = await auth.verify(
@@ -278,24 +262,15 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     },
   });
 
-  api.route({
+  openRoute({
     method: 'post',
     path: '/auth/verify',
     summary: 'Redeem a magic-link, signup, recovery or SMS code',
     description:
       'Give `email` (or `phone` for `sms`) with the 6-digit `token`, or the `token_hash` of the link.',
-    tags: TAGS,
     body: VerifyRequest,
     query: CookieQuery,
-    before: open,
-    ...limited,
-    responses: {
-      ...authResponses,
-      401: {
-        description: '`otp_invalid`, or `otp_expired` (expired, used or 5 wrong tries)',
-        schema: ErrorBodyDto,
-      },
-    },
+    responses: codeResponses,
     handler: async (req, res) => {
       const body = req.body as VerifyRequest;
       const result = await auth.verify(
@@ -312,16 +287,13 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     },
   });
 
-  api.route({
+  openRoute({
     method: 'get',
     path: '/auth/verify',
     summary: 'The link of a magic-link, signup or recovery email',
     description:
       'Redirects (303) to `redirect_to` (an allowed origin, else the site) with the session in the URL fragment, or with `error` and `error_code` in the fragment when the link is void.',
-    tags: TAGS,
     query: VerifyLinkQuery,
-    before: open,
-    ...limited,
     responses: {
       303: {
         description: 'Redirect with `#access_token=...&refresh_token=...` or `#error=...`',
@@ -355,16 +327,13 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     },
   });
 
-  api.route({
+  openRoute({
     method: 'post',
     path: '/auth/recover',
     summary: 'Email a password-recovery code and link',
     description:
       'Always 200 with the same message. Redeem with POST /auth/verify type=recovery, then PUT /auth/user.',
-    tags: TAGS,
     body: EmailCodeRequest,
-    before: open,
-    ...limited,
     responses: { 200: { description: 'Sent (if the account exists)', schema: MessageResponse } },
     handler: async (req, res) => {
       const body = req.body as EmailCodeRequest;
@@ -372,16 +341,12 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     },
   });
 
-  api.route({
+  signedInRoute({
     method: 'post',
     path: '/auth/logout',
     summary: 'End this session (scope=local), the others, or all (global)',
     description: 'Its refresh tokens stop working at once, its access tokens within SESSION_CHECK_CACHE_MS.',
-    tags: TAGS,
     query: LogoutQuery,
-    security: BEARER,
-    before: signedIn,
-    ...limited,
     responses: { 204: { description: 'Signed out' } },
     handler: async (req, res) => {
       const user = principal(req);
@@ -391,30 +356,22 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     },
   });
 
-  api.route({
+  signedInRoute({
     method: 'get',
     path: '/auth/user',
     summary: 'The signed-in user',
-    tags: TAGS,
-    security: BEARER,
-    before: signedIn,
-    ...limited,
     responses: { 200: { description: 'The user (section 2.1)', schema: User } },
     handler: async (req, res) => {
       res.json(await auth.getUser(principal(req).id));
     },
   });
 
-  api.route({
+  signedInRoute({
     method: 'put',
     path: '/auth/user',
     summary: 'Change the password or the profile data of the signed-in user',
     description: 'A new password ends every other session of the user.',
-    tags: TAGS,
     body: UpdateUserRequest,
-    security: BEARER,
-    before: signedIn,
-    ...limited,
     responses: { 200: { description: 'The updated user', schema: User }, 400: badInput },
     handler: async (req, res) => {
       const user = principal(req);

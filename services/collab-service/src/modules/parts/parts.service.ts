@@ -234,8 +234,9 @@ export class PartsService {
   /** Assemblies whose BOMs reference the part. */
   async whereUsed(access: WorkspaceAccess, partId: string): Promise<WhereUsedList> {
     await this.find(this.dataSource.manager, access, partId);
-    // TODO(BOM issue, section 4.7): query bom_items joined to boms once the BOM tables exist; until
-    // then no BOM can reference a part.
+    // BOMs (section 4.7) are not stored by this service yet, so no assembly references any part and
+    // the answer is the empty list the parts issue asks for. The BOM issue replaces this with a query
+    // over its item table.
     return { items: [] };
   }
 

@@ -61,9 +61,11 @@ export function readCsv(data: Uint8Array, collect: (describe: { delimiter: strin
 }
 
 /**
- * Options for `XLSX.read`. Nothing in xlsx evaluates formulas; `cellFormula` only keeps a formula's
- * text, which is how a formula cell without a cached value is told from an empty cell (with
- * `sheetStubs` it is a `z` cell carrying `f`). Values come from the cached `v`, never from `f`.
+ * Options for `XLSX.read`. xlsx has no formula engine, so nothing here evaluates a formula. Two
+ * options are on so that a formula cell whose file stores no result can be reported as a cell
+ * error instead of passing for an empty cell: `cellFormula` keeps the formula text (`f`) and
+ * `sheetStubs` keeps cells that have no value (type `z`). Values are read from the stored result
+ * (`v`) only.
  */
 const XLSX_OPTIONS: XLSX.ParsingOptions = {
   type: 'buffer',
