@@ -51,7 +51,10 @@ export function createApp(deps: PlatformDeps<CollabConfig>): Express {
         dataSource: deps.dataSource,
       });
       mountInvitationRoutes(deps, routing, workspaces);
-      mountPartRoutes({ dataSource: deps.dataSource, events: events.events }, routing);
+      mountPartRoutes(
+        { dataSource: deps.dataSource, events: events.events, logger: deps.logger, config: deps.config },
+        routing,
+      );
       events.mount(routing);
     },
   });

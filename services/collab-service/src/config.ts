@@ -20,6 +20,10 @@ export interface CollabConfig extends BaseConfig {
   readonly SSE_RETRY_MS: number;
   readonly SSE_MAX_CONNECTIONS_PER_USER: number;
   readonly EVENT_LOG_RETENTION_HOURS: number;
+  readonly IMPORT_MAX_MB: number;
+  readonly IMPORT_MAX_ROWS: number;
+  readonly IMPORT_TIMEOUT_MS: number;
+  readonly IMPORT_CONCURRENCY: number;
 }
 
 const positive = (desc: string, value: number) => num({ default: value, desc });
@@ -48,6 +52,10 @@ export function collabConfigSpecs() {
     SSE_RETRY_MS: positive('retry: hint sent to event-stream clients', 3000),
     SSE_MAX_CONNECTIONS_PER_USER: positive('Open event streams per user per process', 10),
     EVENT_LOG_RETENTION_HOURS: positive('How long events stay replayable', 24),
+    IMPORT_MAX_MB: positive('Largest CSV/XLSX import file', 50),
+    IMPORT_MAX_ROWS: positive('Most data rows of one import', 200_000),
+    IMPORT_TIMEOUT_MS: positive('Wall-clock limit of parsing one import file', 60_000),
+    IMPORT_CONCURRENCY: positive('Imports one process runs at once (more answer 503)', 2),
   };
 }
 

@@ -66,6 +66,17 @@ const SAMPLES: Record<string, Sample> = {
   'GET /v1/parts': {
     request: (c, s) => c.get('/v1/parts').query({ workspace: s.workspace }),
   },
+  'POST /v1/parts/import': {
+    request: (c, s) =>
+      c
+        .post('/v1/parts/import')
+        .field('workspace', s.workspace)
+        .field('dryRun', 'true')
+        .attach('file', Buffer.from(`part_number,name\n${partNumber()},x\n`), {
+          filename: 'parts.csv',
+          contentType: 'text/csv',
+        }),
+  },
   'GET /v1/parts/{id}': {
     request: async (c, s) =>
       c.get(`/v1/parts/${(await seedPart(s.workspace)).partId}`).query({ workspace: s.workspace }),

@@ -2,8 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTestService, type TestService } from '@hwp/platform/test-kit';
-import type { Express } from 'express';
-import request from 'supertest';
 import type { ApiConfig } from '../../../api-service/src/config';
 import {
   type ApiTestService,

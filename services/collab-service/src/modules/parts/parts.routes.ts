@@ -18,8 +18,10 @@ import {
   UpdatePartVersionRequest,
   WhereUsedList,
 } from '@hwp/contracts';
+import type { Logger } from '@hwp/platform';
 import type { RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
+import type { CollabConfig } from '../../config';
 import { currentUser } from '../identity/identity.module';
 import {
   fromBody,
@@ -30,6 +32,8 @@ import {
 } from '../workspaces/workspace-access';
 import { type CollabRouting, memberRoute } from '../workspaces/workspace-route';
 import { BomSettingsService } from './bom-settings.service';
+import { mountPartImportRoute } from './import/part-import.routes';
+import { PartImportService } from './import/part-import.service';
 import { PartVersionsService } from './part-versions.service';
 import { type PartEvents, PartsService } from './parts.service';
 
@@ -59,16 +63,26 @@ export interface PartsModule {
   parts: PartsService;
   versions: PartVersionsService;
   settings: BomSettingsService;
+  imports: PartImportService;
 }
 
-/** Parts (section 4.6, except import) and the workspace BOM settings (section 4.7). */
+/** Parts (section 4.6) and the workspace BOM settings (section 4.7). */
 export function mountPartRoutes(
-  deps: { dataSource: DataSource; events: PartEvents },
+  deps: { dataSource: DataSource; events: PartEvents; logger: Logger; config: CollabConfig },
   routing: CollabRouting,
 ) {
+  const { config } = deps;
   const settings = new BomSettingsService(deps.dataSource);
   const parts = new PartsService(deps.dataSource, settings, deps.events);
   const versions = new PartVersionsService(deps.dataSource, parts, deps.events);
+  const maxBytes = config.IMPORT_MAX_MB * 1024 * 1024;
+  const imports = new PartImportService(deps.dataSource, settings, deps.events, deps.logger, {
+    maxBytes,
+    maxRows: config.IMPORT_MAX_ROWS,
+    timeoutMs: config.IMPORT_TIMEOUT_MS,
+    concurrency: config.IMPORT_CONCURRENCY,
+  });
+  mountPartImportRoute(routing, imports, maxBytes);
   const param = (req: { params: Record<string, string | string[]> }, name: string) =>
     String(req.params[name]);
 
@@ -292,5 +306,5 @@ export function mountPartRoutes(
     },
   });
 
-  return { parts, versions, settings } satisfies PartsModule;
+  return { parts, versions, settings, imports } satisfies PartsModule;
 }

@@ -29,9 +29,9 @@ export interface PartEvents {
   emit(
     manager: EntityManager,
     workspace: { id: string; name: string },
-    type: 'part',
+    type: 'part' | 'import.progress',
     data: object,
-    meta: { actor: { id: string; username: string } },
+    meta: { actor: { id: string; username: string }; to?: { id: string; username: string } },
   ): Promise<unknown>;
 }
 

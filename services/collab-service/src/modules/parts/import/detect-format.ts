@@ -90,7 +90,7 @@ export function sniff(format: SheetFormat, buffer: Uint8Array): void {
   }
   if (startsWith(buffer, [0xff, 0xfe]) || startsWith(buffer, [0xfe, 0xff])) {
     throw new SpreadsheetError(
-      'validation_failed',
+      'unsupported_media_type',
       'The CSV file is not UTF-8 text (it is UTF-16); save it as "CSV UTF-8" and upload it again',
     );
   }

@@ -1,6 +1,12 @@
-import { once } from 'node:events';
-import { crc32, createDeflateRaw, deflateRawSync } from 'node:zlib';
+import { deflateRawSync } from 'node:zlib';
 import * as XLSX from 'xlsx';
+import {
+  deflatedZeros,
+  storedPart,
+  workbook,
+  XLSX_SKELETON,
+  zip,
+} from '../../../../test/support/spreadsheets';
 import { parseJsonObject, splitTags } from './cell-values';
 import { normaliseHeaders, PART_IMPORT_ALIASES } from './header-aliases';
 import { parseSpreadsheet, SpreadsheetError } from './parse-spreadsheet';
@@ -21,87 +27,6 @@ async function refusal(promise: Promise<unknown>): Promise<SpreadsheetError> {
   if (!(error instanceof SpreadsheetError))
     throw new Error(`expected a SpreadsheetError, got ${String(error)}`);
   return error;
-}
-
-/** A workbook with one sheet, written by xlsx itself. */
-function workbook(cells: Record<string, XLSX.CellObject>, ref: string): Buffer {
-  const sheet: XLSX.WorkSheet = { '!ref': ref, ...cells };
-  return XLSX.write(
-    { SheetNames: ['Parts'], Sheets: { Parts: sheet } },
-    { type: 'buffer', bookType: 'xlsx' },
-  );
-}
-
-interface ZipPart {
-  name: string;
-  /** The bytes stored in the archive (already deflated for method 8). */
-  stored: Buffer;
-  method: 0 | 8;
-  /** The uncompressed size the headers declare (may lie). */
-  size: number;
-  crc?: number;
-}
-
-/** A ZIP written byte by byte, so its headers can say whatever a test needs. */
-function zip(parts: ZipPart[]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const part of parts) {
-    const name = Buffer.from(part.name, 'latin1');
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(part.method, 8);
-    local.writeUInt32LE(part.crc ?? 0, 14);
-    local.writeUInt32LE(part.stored.length, 18);
-    local.writeUInt32LE(part.size, 22);
-    local.writeUInt16LE(name.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(part.method, 10);
-    central.writeUInt32LE(part.crc ?? 0, 16);
-    central.writeUInt32LE(part.stored.length, 20);
-    central.writeUInt32LE(part.size, 24);
-    central.writeUInt16LE(name.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, name, part.stored);
-    centrals.push(central, name);
-    offset += local.length + name.length + part.stored.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(parts.length, 8);
-  end.writeUInt16LE(parts.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, directory, end]);
-}
-
-const storedPart = (name: string, text: string): ZipPart => {
-  const data = Buffer.from(text);
-  return { name, stored: data, method: 0, size: data.length, crc: crc32(data) };
-};
-const XLSX_SKELETON = [
-  storedPart('[Content_Types].xml', '<Types/>'),
-  storedPart('xl/workbook.xml', '<workbook/>'),
-];
-
-/** `bytes` zeros, deflated chunk by chunk (never holding them all). */
-async function deflatedZeros(bytes: number): Promise<Buffer> {
-  const deflate = createDeflateRaw({ level: 9 });
-  const out: Buffer[] = [];
-  deflate.on('data', (chunk: Buffer) => out.push(chunk));
-  const zeros = Buffer.alloc(MB);
-  for (let written = 0; written < bytes; written += MB) {
-    if (!deflate.write(zeros)) await once(deflate, 'drain');
-  }
-  deflate.end();
-  await once(deflate, 'end');
-  return Buffer.concat(out);
 }
 
 describe('parseSpreadsheet: CSV', () => {
@@ -183,20 +108,20 @@ describe('parseSpreadsheet: CSV', () => {
     ]);
   });
 
-  it('refuses a non-UTF-8 CSV with 400 naming the encoding problem', async () => {
+  it('refuses a non-UTF-8 CSV with 415 naming the encoding problem', async () => {
     const latin1 = Buffer.concat([Buffer.from('pn,name\nP-1,Caf'), Buffer.from([0xe9]), Buffer.from('\n')]);
     const error = await refusal(
       parseSpreadsheet({ buffer: latin1, filename: 'parts.csv', contentType: 'text/csv' }),
     );
-    expect(error.status).toBe(400);
-    expect(error.code).toBe('validation_failed');
+    expect(error.status).toBe(415);
+    expect(error.code).toBe('unsupported_media_type');
     expect(error.detail).toMatch(/not UTF-8/);
   });
 
-  it('refuses a UTF-16 CSV with 400', async () => {
+  it('refuses a UTF-16 CSV with 415', async () => {
     const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('pn\r\nP-1\r\n', 'utf16le')]);
     const error = await refusal(parseSpreadsheet({ buffer: utf16, filename: 'parts.csv' }));
-    expect([error.status, error.detail]).toEqual([400, expect.stringMatching(/UTF-16/)]);
+    expect([error.status, error.detail]).toEqual([415, expect.stringMatching(/UTF-16/)]);
   });
 
   it('refuses an unclosed quote with 400 naming the row', async () => {

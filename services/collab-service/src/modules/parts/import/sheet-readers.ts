@@ -20,7 +20,7 @@ export function readCsv(data: Uint8Array, collect: (describe: { delimiter: strin
     text = new TextDecoder('utf-8', { fatal: true }).decode(data);
   } catch {
     throw new Rejection(
-      'invalid',
+      'unsupported',
       'The CSV file is not UTF-8 text (it has bytes that are not valid UTF-8, e.g. Latin-1 or Windows-1252 ' +
         'accents); save it as "CSV UTF-8" and upload it again',
     );

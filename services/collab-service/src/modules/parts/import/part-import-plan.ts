@@ -1,0 +1,188 @@
+import {
+  type ImportRowProblem,
+  PART_LIFECYCLE_MOVES,
+  type PartDomain,
+  type PartLifecycle,
+  type WorkspaceRole,
+} from '@hwp/contracts';
+import type { PartRules } from '../bom-settings.service';
+import { checkAttributes, numberingPattern } from '../part-rules';
+import type { PartImportField } from './header-aliases';
+import type { PartRow, PartRowValues } from './part-rows';
+
+/** A stored part as the import compares it (read with raw SQL: `version` is `updated_at` as text). */
+export interface StoredPart {
+  id: string;
+  partNumber: string;
+  name: string;
+  description: string;
+  domain: PartDomain;
+  uom: string;
+  lifecycle: PartLifecycle;
+  tags: string[];
+  attributes: Record<string, unknown>;
+  manufacturerName: string | null;
+  manufacturerPartNumber: string | null;
+  unitCost: number | null;
+  currency: string | null;
+  rohsCompliant: boolean | null;
+  reachCompliant: boolean | null;
+  conflictMinerals: string | null;
+  /** `updated_at::text`: an update applies only while the row still has it. */
+  version: string;
+}
+
+/** The fields an import row may change, in the order the history lists them. */
+export const IMPORTED_FIELDS = [
+  'name',
+  'description',
+  'domain',
+  'uom',
+  'lifecycle',
+  'tags',
+  'attributes',
+  'manufacturerName',
+  'manufacturerPartNumber',
+  'unitCost',
+  'currency',
+  'rohsCompliant',
+  'reachCompliant',
+  'conflictMinerals',
+] as const satisfies readonly (keyof PartRowValues & keyof StoredPart)[];
+
+export type PartFieldValues = Pick<StoredPart, (typeof IMPORTED_FIELDS)[number]>;
+
+export type PlannedRow =
+  | { kind: 'create'; row: number; partNumber: string; part: PartFieldValues }
+  | {
+      kind: 'update';
+      row: number;
+      stored: StoredPart;
+      part: PartFieldValues;
+      changes: Record<string, { from: unknown; to: unknown }>;
+    }
+  | { kind: 'unchanged'; row: number };
+
+export interface PlanContext {
+  rules: PartRules;
+  role: WorkspaceRole;
+  /** The column a field is read from, as the file names it (or the field's name). */
+  column(field: PartImportField): string;
+}
+
+const canManage = (role: WorkspaceRole) => role === 'manager' || role === 'owner';
+
+/** JSON with object keys sorted: jsonb does not keep key order, so equality must ignore it. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/**
+ * What one checked row does against the stored part of the same number (if any): create it,
+ * update it, or nothing. Errors refuse the row: a new part without a name or outside the domain's
+ * numbering rule, template errors (mechanical required attributes, the electrical JSON Schema, CAS
+ * check digits), lifecycle moves outside DECISIONS.md section 5 or without the manager role.
+ * Template gaps of domains that do not enforce them (electronic) are warnings.
+ */
+export function planRow(
+  row: PartRow,
+  stored: StoredPart | undefined,
+  context: PlanContext,
+): { planned?: PlannedRow; errors: ImportRowProblem[]; warnings: ImportRowProblem[] } {
+  const errors: ImportRowProblem[] = [];
+  const warnings: ImportRowProblem[] = [];
+  const problem = (list: ImportRowProblem[], field: PartImportField, message: string) =>
+    list.push({ row: row.row, column: context.column(field), message });
+  const given = row.values;
+
+  const part: PartFieldValues = stored
+    ? pickFields(stored)
+    : {
+        name: '',
+        description: '',
+        domain: 'other',
+        uom: 'each',
+        lifecycle: 'prototype',
+        tags: [],
+        attributes: {},
+        manufacturerName: null,
+        manufacturerPartNumber: null,
+        unitCost: null,
+        currency: null,
+        rohsCompliant: null,
+        reachCompliant: null,
+        conflictMinerals: null,
+      };
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  for (const field of IMPORTED_FIELDS) {
+    const value = given[field];
+    if (value === undefined || canonical(value) === canonical(part[field])) continue;
+    changes[field] = { from: part[field], to: value };
+    (part as Record<string, unknown>)[field] = value;
+  }
+
+  if (!stored) {
+    if (!given.name) problem(errors, 'name', 'A new part needs a name');
+    const rule = context.rules.numberingRules[part.domain];
+    if (rule && !numberingPattern(rule).test(given.partNumber)) {
+      problem(
+        errors,
+        'partNumber',
+        `Does not follow the ${part.domain} numbering rule (${rule.prefix} + ${rule.width} digits)`,
+      );
+    }
+    if (part.lifecycle !== 'prototype' && !canManage(context.role)) {
+      problem(errors, 'lifecycle', `Creating a part as ${part.lifecycle} needs the manager role`);
+    }
+  } else if (changes.lifecycle) {
+    const from = stored.lifecycle;
+    if (!canManage(context.role))
+      problem(errors, 'lifecycle', 'Changing the lifecycle needs the manager role');
+    else if (!PART_LIFECYCLE_MOVES[from].includes(part.lifecycle)) {
+      const allowed = PART_LIFECYCLE_MOVES[from].join(', ') || 'none (obsolete is final)';
+      problem(
+        errors,
+        'lifecycle',
+        `A part cannot move from ${from} to ${part.lifecycle} (allowed: ${allowed})`,
+      );
+    }
+  }
+
+  // Like PATCH: a stored part is held to its template only when its domain or attributes change.
+  const template = checkAttributes(context.rules.domainTemplates[part.domain], part.attributes);
+  if (!stored || changes.domain || changes.attributes) {
+    for (const e of template.errors)
+      problem(
+        errors,
+        'attributes',
+        `${e.field.replace(/^attributes\./, '')}: ${e.message} for a ${part.domain} part`,
+      );
+  }
+  for (const w of template.warnings)
+    problem(
+      warnings,
+      'attributes',
+      `${w.field.replace(/^attributes\./, '')} is missing (${part.domain} template)`,
+    );
+
+  if (errors.length > 0) return { errors, warnings };
+  if (!stored)
+    return {
+      planned: { kind: 'create', row: row.row, partNumber: given.partNumber, part },
+      errors,
+      warnings,
+    };
+  if (Object.keys(changes).length === 0)
+    return { planned: { kind: 'unchanged', row: row.row }, errors, warnings };
+  return { planned: { kind: 'update', row: row.row, stored, part, changes }, errors, warnings };
+}
+
+function pickFields(stored: StoredPart): PartFieldValues {
+  const out = {} as Record<string, unknown>;
+  for (const field of IMPORTED_FIELDS) out[field] = stored[field];
+  return out as PartFieldValues;
+}

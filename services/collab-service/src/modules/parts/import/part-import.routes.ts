@@ -1,0 +1,141 @@
+import { ErrorBodyDto, ImportPartsForm, ImportRejectedBody, ImportReport } from '@hwp/contracts';
+import { AppError, validateInput } from '@hwp/platform';
+import type { Request, RequestHandler } from 'express';
+import multer from 'multer';
+import { currentUser } from '../../identity/identity.module';
+import { fromBody, fromQuery, requestWorkspace } from '../../workspaces/workspace-access';
+import { type CollabRouting, memberRoute } from '../../workspaces/workspace-route';
+import type { PartImportService } from './part-import.service';
+
+const MB = 1024 * 1024;
+
+/** Answers 503 while the process runs its share of imports; frees the slot when the response ends. */
+function importSlot(imports: PartImportService): RequestHandler {
+  return (_req, res, next) => {
+    const free = imports.tryStart();
+    if (!free) {
+      next(
+        new AppError('unavailable', 503, 'Too many imports are running; try again in a few seconds', {
+          retryable: true,
+          headers: { 'Retry-After': '5' },
+        }),
+      );
+      return;
+    }
+    // Freed by the handler once it is done, or when the response ends without it (refused earlier).
+    res.locals.freeImportSlot = free;
+    res.on('close', free);
+    next();
+  };
+}
+
+/** Reads the multipart body into memory: one `file` part up to `maxBytes`, a few small fields. */
+function spreadsheetUpload(maxBytes: number): RequestHandler {
+  const upload = multer({
+    storage: multer.memoryStorage(),
+    limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 1024, parts: 12 },
+  }).single('file');
+  return (req, res, next) => {
+    upload(req, res, (error: unknown) => {
+      if ((error as { code?: string } | undefined)?.code === 'LIMIT_FILE_SIZE') {
+        next(
+          new AppError(
+            'payload_too_large',
+            413,
+            `The file is larger than the import limit of ${Math.round(maxBytes / MB)} MB; split it into smaller files`,
+          ),
+        );
+        return;
+      }
+      next(error);
+    });
+  };
+}
+
+function theFile(req: Request): Express.Multer.File {
+  if (req.file) return req.file;
+  if (!req.is('multipart/form-data')) {
+    throw new AppError(
+      'unsupported_media_type',
+      415,
+      'Send the spreadsheet as multipart/form-data, in a part named "file"',
+    );
+  }
+  throw new AppError('validation_failed', 400, 'The form has no part named "file" holding the spreadsheet', {
+    errors: [{ field: 'file', message: 'required' }],
+  });
+}
+
+const FORM_SCHEMA = {
+  type: 'object',
+  required: ['file'],
+  properties: {
+    file: { type: 'string', format: 'binary', description: 'CSV (UTF-8) or XLSX, at most IMPORT_MAX_MB' },
+    workspace: { type: 'string', description: 'Or the `workspace` query parameter' },
+    dryRun: { type: 'string', enum: ['true', 'false'], description: '`true`: report only, write nothing' },
+  },
+};
+
+/** `POST /v1/parts/import` (section 4.6). */
+export function mountPartImportRoute(routing: CollabRouting, imports: PartImportService, maxBytes: number) {
+  memberRoute(routing, {
+    method: 'post',
+    path: '/v1/parts/import',
+    summary: 'Import parts from a CSV or XLSX file (dry run or atomic apply)',
+    description:
+      'Columns are matched case-insensitively, with the aliases of the document (part_number or pn, uom or unit ' +
+      'or unit_of_measure, lifecycle or life_cycle, attributes or attrs or json, manufacturer_part_number or ' +
+      'mpn, ...). Tags are comma or pipe separated, attributes a JSON object. A row whose part number exists ' +
+      'updates that part (blank cells keep the stored value); a row that changes nothing is not written. ' +
+      '`dryRun=true` answers the report and writes nothing. Otherwise every row is written in one transaction, ' +
+      'or, when any row has an error, none (400 with the report). Domain warnings (e.g. an electronic part ' +
+      'without `package`) do not stop the import. The importing user gets `import.progress` events on the ' +
+      'event stream. Files over IMPORT_MAX_MB or IMPORT_MAX_ROWS: 413; not CSV/XLSX, or a CSV that is not ' +
+      'UTF-8: 415; formulas are never evaluated (the stored result is used; none stored: a row error).',
+    tags: ['parts'],
+    role: 'engineer',
+    workspace: (req) => fromQuery('workspace')(req) ?? fromBody('workspace')(req),
+    before: [importSlot(imports), spreadsheetUpload(maxBytes)],
+    bodyContent: { 'multipart/form-data': { schema: FORM_SCHEMA } },
+    responses: {
+      200: { description: 'The report (dry run: what an apply would do)', schema: ImportReport },
+      400: {
+        description: 'Rows with errors (nothing written; the report is in `report`), or an unreadable file',
+        schema: ImportRejectedBody,
+      },
+      409: {
+        description: 'Parts to update changed while the import ran; nothing written',
+        schema: ErrorBodyDto,
+      },
+      413: { description: 'The file or its row count is over the limit', schema: ErrorBodyDto },
+      415: {
+        description: 'Not a CSV or XLSX file, a CSV not in UTF-8, or not multipart',
+        schema: ErrorBodyDto,
+      },
+      503: { description: 'Too many imports are running (see Retry-After)', schema: ErrorBodyDto },
+    },
+    handler: async (req, res) => {
+      const file = theFile(req);
+      const body = { ...(req.body as Record<string, unknown>) };
+      if ('dry_run' in body && !('dryRun' in body)) body.dryRun = body.dry_run;
+      delete body.dry_run;
+      const form = await validateInput(ImportPartsForm, body, 'body');
+      const aborted = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) aborted.abort(new Error('The client went away'));
+      });
+      try {
+        const report = await imports.run(
+          currentUser(req),
+          requestWorkspace(req),
+          { buffer: file.buffer, filename: file.originalname, contentType: file.mimetype },
+          form.dryRun === 'true',
+          aborted.signal,
+        );
+        res.json(report);
+      } finally {
+        (res.locals.freeImportSlot as () => void)();
+      }
+    },
+  });
+}

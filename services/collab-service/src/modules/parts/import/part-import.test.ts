@@ -1,0 +1,456 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ImportReport, PartDetail, PartList, WorkspaceRole } from '@hwp/contracts';
+import Papa from 'papaparse';
+import {
+  collabAs,
+  newUser,
+  type Stack,
+  startStack,
+  type TestUser,
+} from '../../../../test/support/collab-test-kit';
+import { deflatedZeros, workbook, XLSX_SKELETON, zip } from '../../../../test/support/spreadsheets';
+import { SseClient } from '../../../../test/support/sse-client';
+import { WorkspacesService } from '../../workspaces/workspaces.service';
+
+const MB = 1024 * 1024;
+
+let stack: Stack;
+let server: Server;
+let base: string;
+const clients: SseClient[] = [];
+
+beforeAll(async () => {
+  // One import at a time, so a test can see the second one turned away.
+  stack = await startStack({ collab: { IMPORT_CONCURRENCY: '1' } });
+  server = createServer(stack.collab.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}, 60_000);
+
+afterAll(async () => {
+  for (const client of clients) client.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await stack?.stop();
+});
+
+const as = (user: TestUser) => collabAs(stack.collab.app, user);
+
+interface Team {
+  workspace: string;
+  id: string;
+  manager: TestUser;
+  engineer: TestUser;
+  viewer: TestUser;
+}
+
+async function member(): Promise<TestUser> {
+  const user = await newUser(stack);
+  await as(user).post('/v1/users/init').send({}).expect(200);
+  return user;
+}
+
+async function team(): Promise<Team> {
+  const [owner, manager, engineer, viewer] = await Promise.all([member(), member(), member(), member()]);
+  const workspace = `imp-${randomBytes(5).toString('hex')}`;
+  await as(owner).post('/v1/workspaces').send({ name: workspace }).expect(201);
+  const dataSource = stack.collab.deps.dataSource;
+  const [{ id }] = await dataSource.query('SELECT id FROM workspaces WHERE name = $1', [workspace]);
+  const roles: [TestUser, WorkspaceRole][] = [
+    [manager, 'manager'],
+    [engineer, 'engineer'],
+    [viewer, 'viewer'],
+  ];
+  const service = new WorkspacesService(dataSource);
+  await dataSource.transaction(async (m) => {
+    for (const [user, role] of roles) await service.addMember(m, id, user.user.id, role);
+  });
+  return { workspace, id, manager, engineer, viewer };
+}
+
+type Row = Record<string, string>;
+
+/** A valid row `i`: varied domains, tags, attributes, costs. */
+function goodRow(i: number): Row {
+  const domain = ['other', 'mechanical', 'electronic', 'chemical'][i % 4];
+  const attributes =
+    domain === 'mechanical'
+      ? { material: 'steel', finish: 'zinc', tolerance: '0.1' }
+      : domain === 'electronic'
+        ? { package: '0603', value: `${i}R`, voltage_rating: '50V' }
+        : domain === 'chemical'
+          ? { cas_number: '7732-18-5', concentration: '99%', hazard_class: 'none' }
+          : {};
+  return {
+    'Part Number': `IMP-${String(i).padStart(5, '0')}`,
+    Name: `Imported part ${i}`,
+    Domain: domain,
+    unit: 'each',
+    Tags: i % 2 ? 'alpha|beta' : 'alpha, gamma',
+    attrs: JSON.stringify(attributes),
+    'Unit Cost': `${(i % 97) + 0.25}`,
+    Currency: 'EUR',
+    RoHS: i % 3 ? 'yes' : 'no',
+    MPN: `MPN-${i}`,
+  };
+}
+
+/** 20 rows, each with exactly one problem, and the column it is reported in. */
+const BAD: [Partial<Row>, string][] = [
+  [{ 'Part Number': '' }, 'Part Number'],
+  [{ 'Part Number': 'BAD PN' }, 'Part Number'],
+  [{ Domain: 'hydraulic', attrs: '' }, 'Domain'],
+  [{ 'Unit Cost': '12,50' }, 'Unit Cost'],
+  [{ 'Unit Cost': '-3' }, 'Unit Cost'],
+  [{ Currency: 'EURO' }, 'Currency'],
+  [{ RoHS: 'maybe' }, 'RoHS'],
+  [{ attrs: '{not json' }, 'attrs'],
+  [{ attrs: '[1,2]' }, 'attrs'],
+  [{ Domain: 'mechanical', attrs: '{"material":"steel","finish":"zinc"}' }, 'attrs'],
+  [{ 'Part Number': 'IMP-00001' }, 'Part Number'],
+  [{ lifecycle: 'released' }, 'lifecycle'],
+  [{ lifecycle: 'retired' }, 'lifecycle'],
+  [{ Name: '' }, 'Name'],
+  [{ Name: 'n'.repeat(201) }, 'Name'],
+  [{ Tags: `ok|${'t'.repeat(70)}` }, 'Tags'],
+  [{ Domain: 'chemical', attrs: '{"cas_number":"50-00-1"}' }, 'attrs'],
+  [{ Domain: 'electrical', attrs: '{"wire_gauge":"18","voltage":"12V"}' }, 'attrs'],
+  [{ unit: 'u'.repeat(33) }, 'unit'],
+  [{ 'Unit Cost': '1e30' }, 'Unit Cost'],
+];
+
+/** 1,000 rows; with `bad`, 20 of them (file rows listed in `badRows`) carry one problem each. */
+function thousandRows(bad: boolean): { rows: Row[]; badRows: Map<number, string> } {
+  const rows: Row[] = [];
+  const badRows = new Map<number, string>();
+  for (let i = 1; i <= 1000; i++) {
+    const row: Row = { ...goodRow(i), lifecycle: '' };
+    const slot = bad && i % 50 === 7 ? BAD[(i - 7) / 50] : undefined;
+    if (slot) {
+      Object.assign(row, slot[0]);
+      badRows.set(i + 1, slot[1]); // + 1: the header is row 1
+    }
+    rows.push(row);
+  }
+  return { rows, badRows };
+}
+
+/** CSV with the union of the rows' keys as header (blank where a row has no value). */
+function csvOf(rows: Row[]): Buffer {
+  const fields = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  return Buffer.from(Papa.unparse({ fields, data: rows.map((r) => fields.map((f) => r[f] ?? '')) }), 'utf8');
+}
+
+function upload(
+  user: TestUser,
+  workspace: string,
+  file: Buffer,
+  options: { dryRun?: boolean; filename?: string; contentType?: string } = {},
+) {
+  return as(user)
+    .post('/v1/parts/import')
+    .field('workspace', workspace)
+    .field('dryRun', options.dryRun ? 'true' : 'false')
+    .attach('file', file, {
+      filename: options.filename ?? 'parts.csv',
+      contentType: options.contentType ?? 'text/csv',
+    });
+}
+
+async function partCount(workspaceId: string): Promise<number> {
+  const [{ count }] = await stack.collab.deps.dataSource.query(
+    'SELECT count(*)::int AS count FROM parts WHERE workspace_id = $1',
+    [workspaceId],
+  );
+  return count;
+}
+
+async function historyState(workspaceId: string) {
+  const [row] = await stack.collab.deps.dataSource.query(
+    `SELECT count(h.*)::int AS history, max(p.updated_at)::text AS updated
+       FROM parts p LEFT JOIN part_history h ON h.part_id = p.id WHERE p.workspace_id = $1`,
+    [workspaceId],
+  );
+  return row as { history: number; updated: string };
+}
+
+async function openStream(user: TestUser, workspace: string): Promise<SseClient> {
+  const client = await SseClient.open(base, `/v1/events?workspace=${workspace}`, user.token);
+  expect(client.status).toBe(200);
+  clients.push(client);
+  return client;
+}
+
+describe('parts import: dry run, atomic apply, idempotent re-import', () => {
+  let t: Team;
+  beforeAll(async () => {
+    t = await team();
+  });
+
+  it('dry run reports exactly the 20 bad rows among 1,000 with their columns and writes nothing', async () => {
+    const { rows, badRows } = thousandRows(true);
+    const res = await upload(t.engineer, t.workspace, csvOf(rows), { dryRun: true });
+    expect(res.status).toBe(200);
+    const report = res.body as ImportReport;
+    expect(report).toMatchObject({ dryRun: true, format: 'csv', rows: 1000, valid: 980, errorCount: 20 });
+    expect(report.errors.map((e) => [e.row, e.column])).toEqual([...badRows.entries()]);
+    for (const error of report.errors) expect(error.message.length).toBeGreaterThan(5);
+    expect(report.errors.find((e) => e.column === 'Unit Cost')?.message).toMatch(/decimal separator/);
+    expect(report.errors.find((e) => e.row === 508)?.message).toMatch(/already on row 2 of this file/);
+    expect(report).toMatchObject({ created: 980, updated: 0, unchanged: 0, ignoredColumns: [] });
+    expect(await partCount(t.id)).toBe(0);
+  });
+
+  it('apply with errors answers 400 with the same report and writes nothing', async () => {
+    const { rows } = thousandRows(true);
+    const res = await upload(t.engineer, t.workspace, csvOf(rows));
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('validation_failed');
+    expect(res.body.detail).toMatch(/20 of 1000 rows have errors; nothing was imported/);
+    expect(res.body.report).toMatchObject({ dryRun: false, rows: 1000, valid: 980, errorCount: 20 });
+    expect(await partCount(t.id)).toBe(0);
+  });
+
+  it('a clean file applies every row; importing it again changes nothing; a changed row updates its part', async () => {
+    const { rows } = thousandRows(false);
+    const first = await upload(t.engineer, t.workspace, csvOf(rows));
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ dryRun: false, rows: 1000, valid: 1000, created: 1000, updated: 0 });
+    expect(first.body.warningCount).toBe(0);
+    expect(await partCount(t.id)).toBe(1000);
+
+    const found = await as(t.viewer).get('/v1/parts').query({ workspace: t.workspace, q: 'IMP-00002' });
+    const part = (found.body as PartList).items[0];
+    expect(part).toMatchObject({
+      partNumber: 'IMP-00002',
+      name: 'Imported part 2',
+      domain: 'electronic',
+      uom: 'each',
+      tags: ['alpha', 'gamma'],
+      attributes: { package: '0603', value: '2R', voltage_rating: '50V' },
+      unitCost: 2.25,
+      currency: 'EUR',
+      rohsCompliant: true,
+      manufacturerPartNumber: 'MPN-2',
+      lifecycle: 'prototype',
+    });
+
+    const before = await historyState(t.id);
+    const again = await upload(t.engineer, t.workspace, csvOf(rows));
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ created: 0, updated: 0, unchanged: 1000, errorCount: 0 });
+    expect(await historyState(t.id)).toEqual(before);
+
+    rows[1] = { ...rows[1], Name: 'Renamed by import', Tags: 'alpha' };
+    const changed = await upload(t.engineer, t.workspace, csvOf(rows));
+    expect(changed.body).toMatchObject({ created: 0, updated: 1, unchanged: 999 });
+    const detail = (await as(t.viewer).get(`/v1/parts/${part.id}`).query({ workspace: t.workspace }))
+      .body as PartDetail;
+    expect(detail.name).toBe('Renamed by import');
+    expect(detail.history.map((h) => h.action)).toEqual(['import.created', 'import.updated']);
+    expect(detail.history[1]).toMatchObject({
+      actor: t.engineer.user.email
+        .split('@')[0]
+        .toLowerCase()
+        .replace(/[^a-z0-9._-]/g, ''),
+      changes: {
+        name: { from: 'Imported part 2', to: 'Renamed by import' },
+        tags: { from: ['alpha', 'gamma'], to: ['alpha'] },
+        import: { row: 3 },
+      },
+    });
+  });
+
+  it('matches part numbers case-insensitively, keeps blank cells, and lets a manager move the lifecycle', async () => {
+    const rows = [{ pn: 'imp-00005', life_cycle: 'Released', description: 'now released', 'Unit Cost': '' }];
+    const denied = await upload(t.engineer, t.workspace, csvOf(rows), { dryRun: true });
+    expect(denied.body.errors).toEqual([
+      { row: 2, column: 'life_cycle', message: 'Changing the lifecycle needs the manager role' },
+    ]);
+    const res = await upload(t.manager, t.workspace, csvOf(rows));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ updated: 1, created: 0 });
+    const found = (await as(t.viewer).get('/v1/parts').query({ workspace: t.workspace, q: 'IMP-00005' }))
+      .body as PartList;
+    expect(found.items[0]).toMatchObject({
+      partNumber: 'IMP-00005',
+      lifecycle: 'released',
+      description: 'now released',
+      unitCost: 5.25,
+    });
+    const back = await upload(t.manager, t.workspace, csvOf([{ pn: 'IMP-00005', lifecycle: 'prototype' }]), {
+      dryRun: true,
+    });
+    expect(back.body.errors[0].message).toMatch(/cannot move from released to prototype/);
+  });
+
+  it('reports electronic template gaps as warnings and imports the rows', async () => {
+    const rows = [
+      { pn: 'WARN-1', name: 'Resistor', domain: 'electronic', attributes: '{"value":"10k"}' },
+      { pn: 'WARN-2', name: 'Cap', domain: 'Electronic', 'Extra Column': 'x' },
+    ];
+    const res = await upload(t.engineer, t.workspace, csvOf(rows));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      created: 2,
+      errorCount: 0,
+      warningCount: 5,
+      ignoredColumns: ['Extra Column'],
+    });
+    expect(res.body.warnings[0]).toEqual({
+      row: 2,
+      column: 'attributes',
+      message: 'package is missing (electronic template)',
+    });
+  });
+
+  it('sends import.progress to the importer only and a part event to the workspace', async () => {
+    const [mine, theirs] = await Promise.all([
+      openStream(t.engineer, t.workspace),
+      openStream(t.viewer, t.workspace),
+    ]);
+    const rows = Array.from({ length: 30 }, (_, i) => ({ pn: `EV-${i}`, name: `Event part ${i}` }));
+    const res = await upload(t.engineer, t.workspace, csvOf(rows));
+    expect(res.status).toBe(200);
+    const done = await mine.waitFor((e) => e.type === 'import.progress' && e.data.phase === 'done');
+    expect(done.data).toMatchObject({ importId: res.body.importId, kind: 'parts', total: 30, created: 30 });
+    const phases = mine.of('import.progress').map((e) => e.data.phase);
+    expect(phases).toEqual(['parsing', 'checking', 'writing', 'done']);
+    const part = await theirs.waitFor((e) => e.type === 'part' && e.data.action === 'imported');
+    expect(part.data).toMatchObject({ importId: res.body.importId, created: 30, updated: 0 });
+    expect(theirs.of('import.progress')).toEqual([]);
+  });
+});
+
+describe('parts import: XLSX', () => {
+  it('imports a workbook, using the stored result of a formula and never evaluating it', async () => {
+    const t = await team();
+    const file = workbook(
+      {
+        A1: { t: 's', v: 'Part Number' },
+        B1: { t: 's', v: 'Name' },
+        C1: { t: 's', v: 'Unit Cost' },
+        A2: { t: 's', v: 'X-1' },
+        B2: { t: 's', v: 'Formula with a result' },
+        // An evaluation would give 2; the file says 7.
+        C2: { t: 'n', f: '1+1', v: 7 },
+        A3: { t: 's', v: 'X-2' },
+        B3: { t: 's', v: 'Formula without a result' },
+        C3: { t: 'n', f: '1+1' },
+      },
+      'A1:C3',
+    );
+    const xlsxType = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+    const dry = await upload(t.engineer, t.workspace, file, {
+      dryRun: true,
+      filename: 'p.xlsx',
+      contentType: xlsxType,
+    });
+    expect(dry.status).toBe(200);
+    expect(dry.body).toMatchObject({ format: 'xlsx', rows: 2, valid: 1 });
+    expect(dry.body.errors).toEqual([
+      { row: 3, column: 'Unit Cost', message: expect.stringMatching(/formula without a saved value/) },
+    ]);
+    const good = workbook(
+      {
+        A1: { t: 's', v: 'pn' },
+        B1: { t: 's', v: 'name' },
+        C1: { t: 's', v: 'cost' },
+        A2: { t: 's', v: 'X-1' },
+        B2: { t: 's', v: 'F' },
+        C2: { t: 'n', f: '1+1', v: 7 },
+      },
+      'A1:C2',
+    );
+    const res = await upload(t.engineer, t.workspace, good, { filename: 'p.xlsx', contentType: xlsxType });
+    expect(res.status).toBe(200);
+    const list = (await as(t.viewer).get('/v1/parts').query({ workspace: t.workspace })).body as PartList;
+    expect(list.items.map((p) => [p.partNumber, p.unitCost])).toEqual([['X-1', 7]]);
+  });
+});
+
+describe('parts import: refused files', () => {
+  let t: Team;
+  beforeAll(async () => {
+    t = await team();
+  });
+
+  it('answers 413 for a file over 50 MB and for a zip bomb, 415 for a PNG and for a Latin-1 CSV', async () => {
+    const big = Buffer.alloc(60 * MB, 'a');
+    const tooBig = await upload(t.engineer, t.workspace, big);
+    expect([tooBig.status, tooBig.body.code]).toEqual([413, 'payload_too_large']);
+    expect(tooBig.body.detail).toMatch(/50 MB/);
+
+    const stored = await deflatedZeros(200 * MB);
+    const bomb = zip([
+      ...XLSX_SKELETON,
+      { name: 'xl/worksheets/sheet1.xml', stored, method: 8, size: 200 * MB },
+    ]);
+    const bombed = await upload(t.engineer, t.workspace, bomb, {
+      filename: 'parts.xlsx',
+      contentType: 'application/octet-stream',
+    });
+    expect([bombed.status, bombed.body.code]).toEqual([413, 'payload_too_large']);
+
+    const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+    const image = await upload(t.engineer, t.workspace, png, {
+      filename: 'parts.png',
+      contentType: 'image/png',
+    });
+    expect([image.status, image.body.code]).toEqual([415, 'unsupported_media_type']);
+
+    const latin1 = Buffer.from('Part Number,Name\nP-1,Caf\u00e9 cr\u00e8me\n', 'latin1');
+    const encoded = await upload(t.engineer, t.workspace, latin1);
+    expect([encoded.status, encoded.body.code]).toEqual([415, 'unsupported_media_type']);
+    expect(encoded.body.detail).toMatch(/UTF-8/);
+    expect(await partCount(t.id)).toBe(0);
+  }, 60_000);
+
+  it('answers 415 without multipart, 400 without a file part or a part number column, 403 for a viewer', async () => {
+    const json = await as(t.engineer)
+      .post('/v1/parts/import')
+      .query({ workspace: t.workspace })
+      .send({ rows: [] });
+    expect([json.status, json.body.code]).toEqual([415, 'unsupported_media_type']);
+    const noFile = await as(t.engineer).post('/v1/parts/import').field('workspace', t.workspace);
+    expect([noFile.status, noFile.body.errors]).toEqual([400, [{ field: 'file', message: 'required' }]]);
+    const noColumn = await upload(t.engineer, t.workspace, csvOf([{ Name: 'x' }]));
+    expect(noColumn.status).toBe(400);
+    expect(noColumn.body.detail).toMatch(/part number column/);
+    const badFlag = await upload(t.engineer, t.workspace, csvOf([{ pn: 'A' }])).field('dryRun', 'maybe');
+    expect(badFlag.status).toBe(400);
+    const viewer = await upload(t.viewer, t.workspace, csvOf([{ pn: 'A', name: 'A' }]));
+    expect(viewer.status).toBe(403);
+  });
+
+  it('keeps answering while a large import runs, and turns a second import away with 503', async () => {
+    const rows = Array.from({ length: 150_000 }, (_, i) => ({
+      pn: `BIG-${i}`,
+      name: `Big ${i}`,
+      tags: 'a|b',
+    }));
+    const stream = await openStream(t.engineer, t.workspace);
+    let finished = false;
+    const large = upload(t.engineer, t.workspace, csvOf(rows), { dryRun: true }).then((res) => {
+      finished = true;
+      return res;
+    });
+    await stream.waitFor((e) => e.type === 'import.progress' && e.data.phase === 'parsing', 30_000);
+    const [other, listed] = await Promise.all([
+      upload(t.engineer, t.workspace, csvOf([{ pn: 'S-1', name: 'small' }]), { dryRun: true }),
+      as(t.viewer).get('/v1/parts').query({ workspace: t.workspace }),
+    ]);
+    expect(finished).toBe(false);
+    expect([other.status, other.headers['retry-after']]).toEqual([503, '5']);
+    expect(listed.status).toBe(200);
+    const res = await large;
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ rows: 150_000, valid: 150_000, created: 150_000 });
+    const after = await upload(t.engineer, t.workspace, csvOf([{ pn: 'S-1', name: 'small' }]), {
+      dryRun: true,
+    });
+    expect(after.status).toBe(200);
+  }, 120_000);
+});
