@@ -14,16 +14,25 @@
 // BENCH_WARMUP_EVENTS (10) unmeasured rounds. Services run as child processes (their RSS is theirs
 // alone); tokens come from a local JWKS issuer, so the API host is not needed. JSON lines.
 import { spawn } from 'node:child_process';
-import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
-import { createRequire } from 'node:module';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  call,
+  percentile,
+  pg,
+  round2,
+  rssOf,
+  sleep,
+  startCollab,
+  startIssuer,
+  stopChild,
+} from '../lib/collab.mjs';
 import { throwawayDatabase } from '../lib/postgres.mjs';
 
-const root = new URL('../../', import.meta.url).pathname;
-const { Client } = createRequire(join(root, 'packages/platform/package.json'))('pg');
+const { Client } = pg;
 
 const clients = Number(process.env.BENCH_CLIENTS ?? 2000);
 const events = Number(process.env.BENCH_EVENTS ?? 100);
@@ -33,80 +42,6 @@ const ROUND_TIMEOUT_MS = 30_000;
 const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_EVENTS ?? 10);
 
 const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** RSS of a process in bytes (Linux). */
-function rssOf(pid) {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return match ? Number(match[1]) * 1024 : Number.NaN;
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-const round2 = (n) => Math.round(n * 100) / 100;
-
-// A local access-token issuer: RS256 key, JWKS on a port of its own.
-const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const kid = randomBytes(8).toString('hex');
-const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' }] };
-const issuerServer = createServer((_req, res) => {
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks));
-});
-await new Promise((resolve) => issuerServer.listen(0, '127.0.0.1', resolve));
-const jwksUrl = `http://127.0.0.1:${issuerServer.address().port}/.well-known/jwks.json`;
-
-function token(userId, email) {
-  const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const now = Math.floor(Date.now() / 1000);
-  const body = `${b64({ alg: 'RS256', typ: 'JWT', kid })}.${b64({
-    sub: userId,
-    email,
-    session_id: randomUUID(),
-    iss: 'hwp-api',
-    aud: 'authenticated',
-    iat: now,
-    exp: now + 3600,
-  })}`;
-  return `${body}.${sign('sha256', Buffer.from(body), privateKey).toString('base64url')}`;
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitHealthy(base, child) {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
-    try {
-      const res = await fetch(`${base}/healthz`);
-      if (res.ok) return;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`${base} did not come up`);
-    await sleep(100);
-  }
-}
-
-/** A collaboration process from services/collab-service/dist, on a free port. */
-async function startCollab(env) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'services/collab-service/dist/main.js')], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  await waitHealthy(base, child);
-  return { base, child, stop: () => stopChild(child) };
-}
 
 async function startBare() {
   const child = spawn(process.execPath, [new URL('./bare-server.mjs', import.meta.url).pathname], {
@@ -116,28 +51,6 @@ async function startBare() {
     child.stdout.once('data', (d) => resolve(Number(String(d).trim()))),
   );
   return { base: `http://127.0.0.1:${port}`, child, stop: () => stopChild(child) };
-}
-
-function stopChild(child) {
-  if (child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
-async function call(base, method, path, authToken, body) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${authToken}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
-  return res.status === 204 ? null : res.json();
 }
 
 /**
@@ -243,6 +156,8 @@ async function fanOut({ urls, headers, pids, trigger }) {
   };
 }
 
+const issuer = await startIssuer();
+const { jwksUrl, token } = issuer;
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-sse-'));
 const db = await throwawayDatabase('bench_sse');
 const children = [];
@@ -342,7 +257,7 @@ try {
   }
 } finally {
   for (const child of children) await child.stop();
-  issuerServer.close();
+  issuer.close();
   agent.destroy();
   await db.drop().catch(() => {});
   rmSync(dataDir, { recursive: true, force: true });

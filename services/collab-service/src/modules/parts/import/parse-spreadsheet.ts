@@ -13,11 +13,12 @@ export interface ParsedSheet {
   /** The header row's names as in the file (trimmed), in file order; blank header cells are left out. */
   headers: string[];
   /**
-   * One object per non-blank data row, keyed by the ORIGINAL header, every header present (`''` when
-   * empty). Values are trimmed text: XLSX numbers as a spreadsheet shows them in General format,
-   * booleans `true`/`false`, dates `YYYY-MM-DD`. Null-prototype objects (a header may be `__proto__`).
+   * One array per non-blank data row, its values in `headers` order (`''` when empty; arrays, not
+   * objects keyed by header, because a 100,000-row file is held in memory). Values are trimmed text:
+   * XLSX numbers as a spreadsheet shows them in General format, booleans `true`/`false`, dates
+   * `YYYY-MM-DD`.
    */
-  rows: Record<string, string>[];
+  rows: string[][];
   /** `rowNumbers[i]` is the 1-based row of `rows[i]` in the file (blank rows skipped, header counted). */
   rowNumbers: number[];
   rowCount: number;
@@ -61,6 +62,8 @@ export interface ParseSpreadsheetOptions {
 }
 
 const MB = 1024 * 1024;
+/** Rows per message from the worker. */
+const MESSAGE_ROWS = 1_000;
 
 export const SPREADSHEET_DEFAULTS = {
   maxBytes: 50 * MB,
@@ -131,6 +134,16 @@ function runWorker(
   const timeoutMs = positive('timeoutMs', options.timeoutMs, SPREADSHEET_DEFAULTS.timeoutMs);
   const maxMemoryMb = positive('maxMemoryMb', options.maxMemoryMb, SPREADSHEET_DEFAULTS.maxMemoryMb);
   const { signal, onProgress } = options;
+  const progressEvery = positive('progressEvery', options.progressEvery, SPREADSHEET_DEFAULTS.progressEvery);
+  let reported = 0;
+  const report = (final: boolean) => {
+    const parsed = sheet.rows.length;
+    if (parsed === reported) return;
+    if (final || Math.floor(parsed / progressEvery) > Math.floor(reported / progressEvery)) {
+      reported = parsed;
+      onProgress?.(parsed);
+    }
+  };
   signal?.throwIfAborted();
 
   // A private copy is moved (not cloned) to the worker; the caller's buffer stays untouched.
@@ -140,7 +153,8 @@ function runWorker(
     format,
     data,
     maxRows: positive('maxRows', options.maxRows, SPREADSHEET_DEFAULTS.maxRows),
-    batchSize: positive('progressEvery', options.progressEvery, SPREADSHEET_DEFAULTS.progressEvery),
+    // Small batches keep the structured-clone copies in flight small; progress is reported less often.
+    batchSize: Math.min(MESSAGE_ROWS, progressEvery),
     zipEntries,
   };
   const sheet: ParsedSheet = { format, headers: [], rows: [], rowNumbers: [], rowCount: 0, cellErrors: [] };
@@ -178,8 +192,8 @@ function runWorker(
       if (settled) return;
       try {
         if (receive(sheet, message)) {
-          if (message.type === 'rows') onProgress?.(sheet.rows.length);
-          else finish();
+          report(message.type === 'done');
+          if (message.type === 'done') finish();
         }
       } catch (error) {
         finish(error);
@@ -211,11 +225,8 @@ function receive(sheet: ParsedSheet, message: WorkerMessage): boolean {
       return false;
     case 'rows':
       for (const values of message.rows) {
-        const row: Record<string, string> = Object.create(null);
-        sheet.headers.forEach((header, i) => {
-          row[header] = values[i] ?? '';
-        });
-        sheet.rows.push(row);
+        while (values.length < sheet.headers.length) values.push('');
+        sheet.rows.push(values);
       }
       for (const rowNumber of message.rowNumbers) sheet.rowNumbers.push(rowNumber);
       for (const cellError of message.cellErrors) sheet.cellErrors.push(cellError);

@@ -117,11 +117,15 @@ export function planRow(
         reachCompliant: null,
         conflictMinerals: null,
       };
+  // What changes on a stored part (for its history); a new part just takes the given values.
   const changes: Record<string, { from: unknown; to: unknown }> = {};
   for (const field of IMPORTED_FIELDS) {
     const value = given[field];
-    if (value === undefined || canonical(value) === canonical(part[field])) continue;
-    changes[field] = { from: part[field], to: value };
+    if (value === undefined) continue;
+    if (stored) {
+      if (canonical(value) === canonical(part[field])) continue;
+      changes[field] = { from: part[field], to: value };
+    }
     (part as Record<string, unknown>)[field] = value;
   }
 

@@ -177,7 +177,7 @@ export class PartImportService {
     const problems: ImportRowProblem[] = [];
     const total = sheet.rowCount;
     for (let i = 0; i < total; i++) {
-      const result = reader.read(i);
+      const result = reader.take(i);
       if ('row' in result) rows.push(result.row);
       else problems.push(...result.problems);
       if ((i + 1) % YIELD_EVERY === 0) {

@@ -57,6 +57,7 @@ const MAX_TAG_LENGTH = 64;
 const MAX_COST = 1e12;
 
 const DOMAINS = new Set<string>(PART_DOMAINS);
+const RELEASED: string[] = [];
 const LIFECYCLES = new Set<string>(PART_LIFECYCLES);
 
 /** The snake_case name of a field, for problems about a column the file does not have. */
@@ -72,11 +73,16 @@ export function columnName(field: PartImportField): string {
 export class PartRowReader {
   private readonly firstRowOf = new Map<string, number>();
   private readonly cellErrors = new Map<number, { column: string; message: string }[]>();
+  /** Where each mapped field's values are in a row (the first header naming it). */
+  private readonly index: Partial<Record<PartImportField, number>> = {};
 
   constructor(
     private readonly sheet: ParsedSheet,
     private readonly mapping: HeaderMapping<PartImportField>,
   ) {
+    for (const [field, header] of Object.entries(mapping.columns) as [PartImportField, string][]) {
+      this.index[field] = sheet.headers.indexOf(header);
+    }
     for (const error of sheet.cellErrors) {
       const list = this.cellErrors.get(error.row) ?? [];
       list.push({ column: error.column, message: error.message });
@@ -84,9 +90,13 @@ export class PartRowReader {
     }
   }
 
-  /** Row `index` of the sheet: the values, or the problems that refuse it (never both). */
-  read(index: number): { row: PartRow } | { problems: ImportRowProblem[] } {
+  /**
+   * Row `index` of the sheet: the values, or the problems that refuse it (never both). The sheet's
+   * row is released once read (a 100,000-row import should not hold every row twice).
+   */
+  take(index: number): { row: PartRow } | { problems: ImportRowProblem[] } {
     const cells = this.sheet.rows[index];
+    this.sheet.rows[index] = RELEASED;
     const rowNumber = this.sheet.rowNumbers[index];
     const problems: ImportRowProblem[] = (this.cellErrors.get(rowNumber) ?? []).map((e) => ({
       row: rowNumber,
@@ -95,8 +105,8 @@ export class PartRowReader {
     const fail = (field: PartImportField, message: string) =>
       problems.push({ row: rowNumber, column: this.mapping.columns[field] ?? columnName(field), message });
     const text = (field: PartImportField): string | undefined => {
-      const header = this.mapping.columns[field];
-      const value = header === undefined ? '' : cells[header];
+      const at = this.index[field];
+      const value = at === undefined ? '' : cells[at];
       if (value === undefined || value === '') return undefined;
       const limit = MAX_LENGTH[field];
       if (limit !== undefined && value.length > limit) {

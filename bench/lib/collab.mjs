@@ -1,0 +1,113 @@
+// Shared by the benches of the collaboration host: a local token issuer, collaboration processes from
+// the built dist, HTTP calls and figures.
+import { spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+export const root = new URL('../../', import.meta.url).pathname;
+/** The `pg` driver the services use. */
+export const pg = createRequire(join(root, 'packages/platform/package.json'))('pg');
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+export const round2 = (n) => Math.round(n * 100) / 100;
+
+/** RSS of a process in bytes (Linux). */
+export function rssOf(pid) {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/**
+ * A local access-token issuer (RS256 key, JWKS on a port of its own), so the API host is not needed:
+ * `token(userId, email)` signs an access token the collaboration host accepts.
+ */
+export async function startIssuer() {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const kid = randomBytes(8).toString('hex');
+  const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' }] };
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const jwksUrl = `http://127.0.0.1:${server.address().port}/.well-known/jwks.json`;
+  function token(userId, email) {
+    const b64 = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    const body = `${b64({ alg: 'RS256', typ: 'JWT', kid })}.${b64({
+      sub: userId,
+      email,
+      session_id: randomUUID(),
+      iss: 'hwp-api',
+      aud: 'authenticated',
+      iat: now,
+      exp: now + 3600,
+    })}`;
+    return `${body}.${sign('sha256', Buffer.from(body), privateKey).toString('base64url')}`;
+  }
+  return { jwksUrl, token, close: () => server.close() };
+}
+
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHealthy(base, child) {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(`${base}/healthz`);
+      if (res.ok) return;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`${base} did not come up`);
+    await sleep(100);
+  }
+}
+
+/** A collaboration process from services/collab-service/dist, on a free port. */
+export async function startCollab(env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(root, 'services/collab-service/dist/main.js')], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitHealthy(base, child);
+  return { base, child, stop: () => stopChild(child) };
+}
+
+export function stopChild(child) {
+  if (child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+export async function call(base, method, path, authToken, body) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${authToken}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+  return res.status === 204 ? null : res.json();
+}

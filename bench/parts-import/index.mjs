@@ -1,0 +1,230 @@
+// Parts import of the collaboration host, from the built dist (`pnpm build` first), against real
+// Postgres and RabbitMQ (BENCH_POSTGRES_URL, BENCH_AMQP_URL; defaults: the local test servers).
+//
+// A BENCH_ROWS (100,000) row CSV of varied parts (every domain, tags, JSON attributes, costs) is
+// sent to POST /v1/parts/import twice: as a dry run, then applied into an empty workspace. Baseline,
+// in the same run and database: a raw `COPY parts FROM STDIN` of the same rows (already converted
+// to table columns) into another empty workspace, with the same indexes. Figures: wall-clock of
+// each import request, their ratio to the COPY, and the peak RSS of the collaboration process
+// (VmHWM, worker thread included) measured in a fresh process per import. JSON lines.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { call, pg, root, round2, rssOf, startCollab, startIssuer } from '../lib/collab.mjs';
+import { throwawayDatabase } from '../lib/postgres.mjs';
+
+const { from: copyFrom } = createRequire(join(root, 'package.json'))('pg-copy-streams');
+const rows = Number(process.env.BENCH_ROWS ?? 100_000);
+const amqpUrl = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/** Peak resident set of a process so far, in bytes (Linux). */
+function peakRssOf(pid) {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : Number.NaN;
+}
+
+const DOMAINS = ['mechanical', 'electronic', 'electrical', 'chemical', 'other'];
+const ATTRIBUTES = {
+  mechanical: (i) => ({
+    material: ['steel', 'aluminium', 'PA66'][i % 3],
+    finish: 'anodised',
+    tolerance: '0.05',
+  }),
+  electronic: (i) => ({ package: '0603', value: `${i % 1000}k`, voltage_rating: '50V' }),
+  electrical: (i) => ({ wire_gauge: 18 + (i % 6), connector_type: 'JST-XH', voltage: '24V' }),
+  chemical: () => ({ cas_number: '7732-18-5', concentration: '99%', hazard_class: 'none' }),
+  other: () => ({}),
+};
+
+/** Row `i` as the import's CSV fields. */
+function part(i) {
+  const domain = DOMAINS[i % DOMAINS.length];
+  return {
+    part_number: `BEN-${String(i).padStart(7, '0')}`,
+    name: `${['Bracket', 'Resistor', 'Harness', 'Adhesive', 'Label'][i % 5]} ${i}`,
+    description: `Benchmark part number ${i}`,
+    domain,
+    uom: 'each',
+    tags: ['bench', `batch-${i % 50}`],
+    attributes: ATTRIBUTES[domain](i),
+    unit_cost: ((i % 10_000) / 100).toFixed(2),
+    currency: 'EUR',
+    rohs: i % 2 === 0,
+    mpn: `MPN-${i}`,
+  };
+}
+
+const csvField = (value) => (/[",\n|]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+const copyField = (value) =>
+  value === null
+    ? '\\N'
+    : String(value).replace(
+        /[\\\t\n\r]/g,
+        (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c],
+      );
+const pgArray = (list) => `{${list.map((t) => `"${t.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
+
+function csvFile() {
+  const lines = ['part_number,name,description,domain,uom,tags,attributes,unit_cost,currency,rohs,mpn'];
+  for (let i = 1; i <= rows; i++) {
+    const p = part(i);
+    lines.push(
+      [
+        p.part_number,
+        p.name,
+        p.description,
+        p.domain,
+        p.uom,
+        p.tags.join('|'),
+        JSON.stringify(p.attributes),
+        p.unit_cost,
+        p.currency,
+        String(p.rohs),
+        p.mpn,
+      ]
+        .map(csvField)
+        .join(','),
+    );
+  }
+  return Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+}
+
+/** The same rows as COPY text for the parts table. */
+function copyText(workspaceId, userId) {
+  const lines = [];
+  for (let i = 1; i <= rows; i++) {
+    const p = part(i);
+    lines.push(
+      [
+        randomUUID(),
+        workspaceId,
+        p.part_number,
+        p.name,
+        p.description,
+        p.domain,
+        p.uom,
+        'prototype',
+        pgArray(p.tags),
+        JSON.stringify(p.attributes),
+        null,
+        p.mpn,
+        p.unit_cost,
+        p.currency,
+        p.rohs,
+        null,
+        null,
+        userId,
+      ]
+        .map(copyField)
+        .join('\t'),
+    );
+  }
+  return Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+}
+
+async function importFile(base, authToken, workspace, file, dryRun) {
+  const form = new FormData();
+  form.set('workspace', workspace);
+  form.set('dryRun', String(dryRun));
+  form.set('file', new Blob([file], { type: 'text/csv' }), 'parts.csv');
+  const started = performance.now();
+  const res = await fetch(`${base}/v1/parts/import`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${authToken}` },
+    body: form,
+  });
+  const body = await res.json();
+  const ms = performance.now() - started;
+  if (res.status !== 200)
+    throw new Error(`import answered ${res.status}: ${JSON.stringify(body).slice(0, 500)}`);
+  return { ms, body };
+}
+
+const issuer = await startIssuer();
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-import-'));
+const db = await throwawayDatabase('bench_import');
+const started = [];
+try {
+  const env = {
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    AMQP_URL: amqpUrl,
+    AMQP_NAMESPACE: `bench-${randomBytes(4).toString('hex')}.`,
+    AMQP_QUEUE_EXPIRES_MS: '300000',
+    AUTH_JWKS_URL: issuer.jwksUrl,
+  };
+  const owner = { id: randomUUID(), email: `owner-${randomBytes(3).toString('hex')}@bench.test` };
+  const authToken = issuer.token(owner.id, owner.email);
+  const file = csvFile();
+
+  // Dry run and apply each in a fresh process, so each peak RSS is that import's own.
+  const measured = {};
+  for (const dryRun of [true, false]) {
+    const collab = await startCollab(env);
+    started.push(collab);
+    await call(collab.base, 'GET', '/api/session', authToken);
+    const workspace = `bench-${randomBytes(4).toString('hex')}`;
+    await call(collab.base, 'POST', '/v1/workspaces', authToken, { name: workspace });
+    const idleRss = rssOf(collab.child.pid);
+    const { ms, body } = await importFile(collab.base, authToken, workspace, file, dryRun);
+    const expected = dryRun ? body.created === rows : body.created === rows && body.errorCount === 0;
+    if (!expected) throw new Error(`unexpected report: ${JSON.stringify(body).slice(0, 500)}`);
+    measured[dryRun ? 'dryRun' : 'apply'] = { ms, idleRss, peakRss: peakRssOf(collab.child.pid) };
+    await collab.stop();
+  }
+
+  // Baseline: COPY of the same rows into another empty workspace of the same database.
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  const [{ id: workspaceId }] = (
+    await client.query(
+      `INSERT INTO workspaces (id, name, created_by, created_at) VALUES ($1, $2, $3, now()) RETURNING id`,
+      [randomUUID(), `copy-${randomBytes(4).toString('hex')}`, owner.id],
+    )
+  ).rows;
+  const text = copyText(workspaceId, owner.id);
+  const copyStarted = performance.now();
+  await pipeline(
+    async function* () {
+      yield text;
+    },
+    client.query(
+      copyFrom(`COPY parts (id, workspace_id, part_number, name, description, domain, uom, lifecycle, tags,
+        attributes, manufacturer_name, manufacturer_part_number, unit_cost, currency, rohs_compliant,
+        reach_compliant, conflict_minerals, created_by) FROM STDIN`),
+    ),
+  );
+  const copyMs = performance.now() - copyStarted;
+  await client.end();
+
+  const MB = 1024 * 1024;
+  console.log(
+    JSON.stringify({
+      bench: 'parts-import',
+      rows,
+      fileMb: round2(file.length / MB),
+      dryRunMs: Math.round(measured.dryRun.ms),
+      applyMs: Math.round(measured.apply.ms),
+      copyMs: Math.round(copyMs),
+      dryRunRatio: round2(measured.dryRun.ms / copyMs),
+      applyRatio: round2(measured.apply.ms / copyMs),
+      applyRatioTarget: 4,
+      idleRssMb: Math.round(measured.apply.idleRss / MB),
+      dryRunPeakRssMb: Math.round(measured.dryRun.peakRss / MB),
+      applyPeakRssMb: Math.round(measured.apply.peakRss / MB),
+      peakRssTargetMb: 400,
+      baseline: 'COPY parts FROM STDIN of the same rows (same table, same indexes), same database, same run',
+    }),
+  );
+} finally {
+  for (const collab of started) await collab.stop();
+  issuer.close();
+  await db.drop().catch(() => {});
+  rmSync(dataDir, { recursive: true, force: true });
+}
+process.exit(0);
