@@ -1,0 +1,146 @@
+// Parts search of the collaboration host, from the built dist (`pnpm build` first), against real
+// Postgres and RabbitMQ (BENCH_POSTGRES_URL, BENCH_AMQP_URL; defaults: the local test servers).
+//
+// BENCH_PARTS (200,000) parts in one workspace (seeded with SQL, then ANALYZE). For each query kind,
+// BENCH_QUERIES (200) sequential `GET /v1/parts?workspace&q=` requests (fetch, keep-alive, page size 50)
+// with varying terms, and, in the same run, the same SQL the service runs for them (the page and
+// the count) straight on the database with one `pg` client. Figures: p50/p95 of both and their
+// ratio; the plan's index use. Query kinds:
+// - prefix: a part-number prefix matching 100 parts (`prt-00123`);
+// - containment, selective: a name fragment matching ~0.2% of the parts (`m4x16`);
+// - containment, common: a word in 10% of the names (`washer`).
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { call, percentile, pg, round2, startCollab, startIssuer } from '../lib/collab.mjs';
+import { throwawayDatabase } from '../lib/postgres.mjs';
+
+const parts = Number(process.env.BENCH_PARTS ?? 200_000);
+const queries = Number(process.env.BENCH_QUERIES ?? 200);
+const amqpUrl = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const PAGE_SIZE = 50;
+const WARMUP = 20;
+
+const KINDS = {
+  prefix: (i) => `PRT-${String((i * 37) % Math.floor(parts / 100)).padStart(5, '0')}`,
+  'containment (selective)': (i) => ['m4x16', 'm3x12', 'm5x20', 'm6x25'][i % 4],
+  'containment (common)': (i) => ['washer', 'bracket', 'gasket', 'spring'][i % 4],
+};
+
+/** The SQL of PartsService.list for `q` (TypeORM's page query and getCount), with the same parameters. */
+const WHERE = `p.workspace_id = $1 AND (lower(p.part_number) LIKE $2 OR lower(p.name) LIKE $3
+  OR lower(p.manufacturer_part_number) LIKE $2)`;
+const PAGE_SQL = `SELECT p.* FROM parts p WHERE ${WHERE} ORDER BY p.part_number ASC, p.id ASC LIMIT ${PAGE_SIZE} OFFSET 0`;
+const COUNT_SQL = `SELECT COUNT(DISTINCT(p.id)) AS cnt FROM parts p WHERE ${WHERE}`;
+const likeEscape = (text) => text.replace(/[\\%_]/g, '\\$&');
+const paramsFor = (workspaceId, q) => {
+  const term = likeEscape(q.toLowerCase());
+  return [workspaceId, `${term}%`, `%${term}%`];
+};
+
+function summary(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p95: percentile(sorted, 95) };
+}
+
+const issuer = await startIssuer();
+const dataDir = mkdtempSync(join(tmpdir(), 'bench-search-'));
+const db = await throwawayDatabase('bench_search');
+let collab;
+try {
+  collab = await startCollab({
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    AMQP_URL: amqpUrl,
+    AMQP_NAMESPACE: `bench-${randomBytes(4).toString('hex')}.`,
+    AMQP_QUEUE_EXPIRES_MS: '300000',
+    AUTH_JWKS_URL: issuer.jwksUrl,
+  });
+  const owner = { id: randomUUID(), email: `owner-${randomBytes(3).toString('hex')}@bench.test` };
+  const authToken = issuer.token(owner.id, owner.email);
+  await call(collab.base, 'GET', '/api/session', authToken);
+  const workspace = `bench-${randomBytes(4).toString('hex')}`;
+  const { id: workspaceId } = await call(collab.base, 'POST', '/v1/workspaces', authToken, {
+    name: workspace,
+  });
+
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  const seedStarted = performance.now();
+  await client.query(
+    `INSERT INTO parts (id, workspace_id, part_number, name, description, domain, uom, lifecycle, tags, attributes,
+                        manufacturer_name, manufacturer_part_number, unit_cost, currency, created_by)
+     SELECT gen_random_uuid(), $1, 'PRT-' || lpad(i::text, 7, '0'),
+            (ARRAY['Hex bolt', 'Flat washer', 'Resistor', 'Capacitor', 'Angle bracket', 'Harness', 'Gasket',
+                   'Compression spring', 'Connector', 'Label'])[1 + i % 10]
+              || ' M' || (3 + i % 4) || 'x' || (12 + 4 * (i % 5) + (i % 7)) || ' rev ' || (i % 13),
+            '', (ARRAY['mechanical', 'electronic', 'electrical', 'chemical', 'other'])[1 + i % 5], 'each',
+            'prototype', ARRAY['bench', 'batch-' || (i % 50)], '{}'::jsonb, 'Acme', 'MPN' || i, (i % 1000) / 10.0,
+            'EUR', $2
+       FROM generate_series(1, $3::int) AS i`,
+    [workspaceId, owner.id, parts],
+  );
+  await client.query('ANALYZE parts');
+  const seedMs = performance.now() - seedStarted;
+
+  const results = [];
+  for (const [kind, termOf] of Object.entries(KINDS)) {
+    const http = [];
+    const raw = [];
+    let matches = 0;
+    for (let i = 0; i < WARMUP + queries; i++) {
+      const q = termOf(i);
+      const started = performance.now();
+      const res = await fetch(
+        `${collab.base}/v1/parts?workspace=${workspace}&q=${encodeURIComponent(q)}&pageSize=${PAGE_SIZE}`,
+        { headers: { authorization: `Bearer ${authToken}` } },
+      );
+      const body = await res.json();
+      if (res.status !== 200) throw new Error(`search answered ${res.status}: ${JSON.stringify(body)}`);
+      if (i >= WARMUP) http.push(performance.now() - started);
+      matches = body.total;
+    }
+    for (let i = 0; i < WARMUP + queries; i++) {
+      const params = paramsFor(workspaceId, termOf(i));
+      const started = performance.now();
+      await client.query(PAGE_SQL, params);
+      await client.query(COUNT_SQL, params);
+      if (i >= WARMUP) raw.push(performance.now() - started);
+    }
+    const plan = await client.query(`EXPLAIN ${PAGE_SQL}`, paramsFor(workspaceId, termOf(0)));
+    const indexes = [
+      ...new Set(
+        plan.rows.flatMap((r) =>
+          [...r['QUERY PLAN'].matchAll(/(?:Index|Bitmap Index) Scan (?:using|on) (\w+)/g)].map((m) => m[1]),
+        ),
+      ),
+    ];
+    const h = summary(http);
+    const r = summary(raw);
+    results.push({
+      bench: 'parts-search',
+      kind,
+      parts,
+      queries,
+      matchesOfFirstTerm: matches,
+      httpP50Ms: round2(h.p50),
+      httpP95Ms: round2(h.p95),
+      sqlP50Ms: round2(r.p50),
+      sqlP95Ms: round2(r.p95),
+      p50Ratio: round2(h.p50 / r.p50),
+      p95Ratio: round2(h.p95 / r.p95),
+      indexesUsed: indexes,
+    });
+  }
+  await client.end();
+  for (const result of results) console.log(JSON.stringify({ ...result, seedMs: Math.round(seedMs) }));
+} finally {
+  await collab?.stop();
+  issuer.close();
+  await db.drop().catch(() => {});
+  rmSync(dataDir, { recursive: true, force: true });
+}
+process.exit(0);
