@@ -106,6 +106,37 @@ describe('embedded default (one process, no external services)', () => {
     });
     expect(login.status).toBe(200);
 
+    // The collaboration host on PGlite: a parts import (one transaction; its progress events each in
+    // a transaction of their own, never while the import's is open) and a trigram search.
+    const collab = `http://127.0.0.1:${ports.collab}`;
+    const auth = { authorization: `Bearer ${session.access_token}` };
+    const init = await fetch(`${collab}/v1/users/init`, {
+      method: 'POST',
+      headers: { ...json, ...auth },
+      body: '{}',
+    });
+    expect(init.status).toBe(200);
+    const workspace = await fetch(`${collab}/v1/workspaces`, {
+      method: 'POST',
+      headers: { ...json, ...auth },
+      body: JSON.stringify({ name: 'embedded-ws' }),
+    });
+    expect(workspace.status).toBe(201);
+    const form = new FormData();
+    form.set('workspace', 'embedded-ws');
+    form.set(
+      'file',
+      new Blob(['pn,name,tags\nE-1,Hex bolt,a|b\nE-2,Flat washer,a\n'], { type: 'text/csv' }),
+      'parts.csv',
+    );
+    const imported = await fetch(`${collab}/v1/parts/import`, { method: 'POST', headers: auth, body: form });
+    expect(imported.status).toBe(200);
+    expect(await imported.json()).toMatchObject({ rows: 2, created: 2, errorCount: 0 });
+    const found = await fetch(`${collab}/v1/parts?workspace=embedded-ws&q=washer`, { headers: auth });
+    expect(
+      ((await found.json()) as { items: { partNumber: string }[] }).items.map((p) => p.partNumber),
+    ).toEqual(['E-2']);
+
     const again = await fetch(`http://127.0.0.1:${ports.api}/system/probes/${probe.id}`);
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual(

@@ -5,6 +5,7 @@ import {
   storedPart,
   workbook,
   XLSX_SKELETON,
+  type ZipPart,
   zip,
 } from '../../../../test/support/spreadsheets';
 import { parseJsonObject, splitTags } from './cell-values';

@@ -138,7 +138,7 @@ function thousandRows(bad: boolean): { rows: Row[]; badRows: Map<number, string>
 }
 
 /** CSV with the union of the rows' keys as header (blank where a row has no value). */
-function csvOf(rows: Row[]): Buffer {
+function csvOf(rows: Record<string, string | undefined>[]): Buffer {
   const fields = [...new Set(rows.flatMap((r) => Object.keys(r)))];
   return Buffer.from(Papa.unparse({ fields, data: rows.map((r) => fields.map((f) => r[f] ?? '')) }), 'utf8');
 }
