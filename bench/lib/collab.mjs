@@ -2,10 +2,12 @@
 // the built dist, HTTP calls and figures.
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { throwawayDatabase } from './postgres.mjs';
 
 export const root = new URL('../../', import.meta.url).pathname;
 /** The `pg` driver the services use. */
@@ -110,4 +112,39 @@ export async function call(base, method, path, authToken, body) {
   });
   if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
   return res.status === 204 ? null : res.json();
+}
+
+export const amqpUrl = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/**
+ * What a collaboration bench runs on: a token issuer, a throwaway database, a data folder and the
+ * environment for `startCollab`. `user()` is a new user with a token; `close()` removes it all.
+ */
+export async function benchSetup(name) {
+  const issuer = await startIssuer();
+  const dataDir = mkdtempSync(join(tmpdir(), `bench-${name}-`));
+  const db = await throwawayDatabase(`bench_${name.replaceAll('-', '_')}`);
+  const env = {
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    DATABASE_URL: db.url,
+    DATA_DIR: dataDir,
+    AMQP_URL: amqpUrl,
+    AMQP_NAMESPACE: `bench-${randomBytes(4).toString('hex')}.`,
+    AMQP_QUEUE_EXPIRES_MS: '300000',
+    AUTH_JWKS_URL: issuer.jwksUrl,
+  };
+  return {
+    db,
+    env,
+    user(role = 'user') {
+      const user = { id: randomUUID(), email: `${role}-${randomBytes(3).toString('hex')}@bench.test` };
+      return { ...user, token: issuer.token(user.id, user.email) };
+    },
+    async close() {
+      issuer.close();
+      await db.drop().catch(() => {});
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -8,17 +8,14 @@
 // each import request, their ratio to the COPY, and the peak RSS of the collaboration process
 // (VmHWM, worker thread included) measured in a fresh process per import. JSON lines.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { call, pg, root, round2, rssOf, startCollab, startIssuer } from '../lib/collab.mjs';
-import { throwawayDatabase } from '../lib/postgres.mjs';
+import { benchSetup, call, pg, root, round2, rssOf, startCollab } from '../lib/collab.mjs';
 
 const { from: copyFrom } = createRequire(join(root, 'package.json'))('pg-copy-streams');
 const rows = Number(process.env.BENCH_ROWS ?? 100_000);
-const amqpUrl = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 /** Peak resident set of a process so far, in bytes (Linux). */
 function peakRssOf(pid) {
@@ -143,23 +140,12 @@ async function importFile(base, authToken, workspace, file, dryRun) {
   return { ms, body };
 }
 
-const issuer = await startIssuer();
-const dataDir = mkdtempSync(join(tmpdir(), 'bench-import-'));
-const db = await throwawayDatabase('bench_import');
+const setup = await benchSetup('parts-import');
+const { env } = setup;
 const started = [];
 try {
-  const env = {
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: db.url,
-    DATA_DIR: dataDir,
-    AMQP_URL: amqpUrl,
-    AMQP_NAMESPACE: `bench-${randomBytes(4).toString('hex')}.`,
-    AMQP_QUEUE_EXPIRES_MS: '300000',
-    AUTH_JWKS_URL: issuer.jwksUrl,
-  };
-  const owner = { id: randomUUID(), email: `owner-${randomBytes(3).toString('hex')}@bench.test` };
-  const authToken = issuer.token(owner.id, owner.email);
+  const owner = setup.user('owner');
+  const authToken = owner.token;
   const file = csvFile();
 
   // Dry run and apply each in a fresh process, so each peak RSS is that import's own.
@@ -179,7 +165,7 @@ try {
   }
 
   // Baseline: COPY of the same rows into another empty workspace of the same database.
-  const client = new pg.Client({ connectionString: db.url });
+  const client = new pg.Client({ connectionString: setup.db.url });
   await client.connect();
   const [{ id: workspaceId }] = (
     await client.query(
@@ -223,8 +209,6 @@ try {
   );
 } finally {
   for (const collab of started) await collab.stop();
-  issuer.close();
-  await db.drop().catch(() => {});
-  rmSync(dataDir, { recursive: true, force: true });
+  await setup.close();
 }
 process.exit(0);

@@ -9,16 +9,11 @@
 // - prefix: a part-number prefix matching 100 parts (`prt-00123`);
 // - containment, selective: a name fragment matching ~0.2% of the parts (`m4x16`);
 // - containment, common: a word in 10% of the names (`washer`).
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { call, percentile, pg, round2, startCollab, startIssuer } from '../lib/collab.mjs';
-import { throwawayDatabase } from '../lib/postgres.mjs';
+import { randomBytes } from 'node:crypto';
+import { benchSetup, call, percentile, pg, round2, startCollab } from '../lib/collab.mjs';
 
 const parts = Number(process.env.BENCH_PARTS ?? 200_000);
 const queries = Number(process.env.BENCH_QUERIES ?? 200);
-const amqpUrl = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const PAGE_SIZE = 50;
 const WARMUP = 20;
 
@@ -44,30 +39,19 @@ function summary(samples) {
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95) };
 }
 
-const issuer = await startIssuer();
-const dataDir = mkdtempSync(join(tmpdir(), 'bench-search-'));
-const db = await throwawayDatabase('bench_search');
+const setup = await benchSetup('parts-search');
 let collab;
 try {
-  collab = await startCollab({
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: db.url,
-    DATA_DIR: dataDir,
-    AMQP_URL: amqpUrl,
-    AMQP_NAMESPACE: `bench-${randomBytes(4).toString('hex')}.`,
-    AMQP_QUEUE_EXPIRES_MS: '300000',
-    AUTH_JWKS_URL: issuer.jwksUrl,
-  });
-  const owner = { id: randomUUID(), email: `owner-${randomBytes(3).toString('hex')}@bench.test` };
-  const authToken = issuer.token(owner.id, owner.email);
+  collab = await startCollab(setup.env);
+  const owner = setup.user('owner');
+  const authToken = owner.token;
   await call(collab.base, 'GET', '/api/session', authToken);
   const workspace = `bench-${randomBytes(4).toString('hex')}`;
   const { id: workspaceId } = await call(collab.base, 'POST', '/v1/workspaces', authToken, {
     name: workspace,
   });
 
-  const client = new pg.Client({ connectionString: db.url });
+  const client = new pg.Client({ connectionString: setup.db.url });
   await client.connect();
   const seedStarted = performance.now();
   await client.query(
@@ -139,8 +123,6 @@ try {
   for (const result of results) console.log(JSON.stringify({ ...result, seedMs: Math.round(seedMs) }));
 } finally {
   await collab?.stop();
-  issuer.close();
-  await db.drop().catch(() => {});
-  rmSync(dataDir, { recursive: true, force: true });
+  await setup.close();
 }
 process.exit(0);

@@ -14,12 +14,10 @@
 // BENCH_WARMUP_EVENTS (10) unmeasured rounds. Services run as child processes (their RSS is theirs
 // alone); tokens come from a local JWKS issuer, so the API host is not needed. JSON lines.
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
+  benchSetup,
   call,
   percentile,
   pg,
@@ -27,16 +25,13 @@ import {
   rssOf,
   sleep,
   startCollab,
-  startIssuer,
   stopChild,
 } from '../lib/collab.mjs';
-import { throwawayDatabase } from '../lib/postgres.mjs';
 
 const { Client } = pg;
 
 const clients = Number(process.env.BENCH_CLIENTS ?? 2000);
 const events = Number(process.env.BENCH_EVENTS ?? 100);
-const amqpUrl = process.env.BENCH_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const ROUND_TIMEOUT_MS = 30_000;
 /** Rounds before the measured ones (JIT, connection pools), run the same way and discarded. */
 const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_EVENTS ?? 10);
@@ -156,21 +151,11 @@ async function fanOut({ urls, headers, pids, trigger }) {
   };
 }
 
-const issuer = await startIssuer();
-const { jwksUrl, token } = issuer;
-const dataDir = mkdtempSync(join(tmpdir(), 'bench-sse-'));
-const db = await throwawayDatabase('bench_sse');
+const setup = await benchSetup('sse-fanout');
 const children = [];
 try {
   const env = {
-    NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
-    DATABASE_URL: db.url,
-    DATA_DIR: dataDir,
-    AMQP_URL: amqpUrl,
-    AMQP_NAMESPACE: `bench-${randomBytes(4).toString('hex')}.`,
-    AMQP_QUEUE_EXPIRES_MS: '300000',
-    AUTH_JWKS_URL: jwksUrl,
+    ...setup.env,
     SSE_MAX_CONNECTIONS_PER_USER: String(clients + 10),
   };
 
@@ -187,10 +172,8 @@ try {
 
   // The workspace: an owner who watches (one user, so presence is announced once) and a member
   // whose role the owner toggles.
-  const owner = { id: randomUUID(), email: `owner-${randomBytes(3).toString('hex')}@bench.test` };
-  const member = { id: randomUUID(), email: `member-${randomBytes(3).toString('hex')}@bench.test` };
-  owner.token = token(owner.id, owner.email);
-  member.token = token(member.id, member.email);
+  const owner = setup.user('owner');
+  const member = setup.user('member');
   const workspace = `bench-${randomBytes(4).toString('hex')}`;
 
   async function scenario(processes) {
@@ -205,7 +188,7 @@ try {
     });
     if (ws.status === 404) {
       const created = await call(first.base, 'POST', '/v1/workspaces', owner.token, { name: workspace });
-      const pg = new Client({ connectionString: db.url });
+      const pg = new Client({ connectionString: setup.db.url });
       await pg.connect();
       await pg.query(
         `INSERT INTO workspace_members (workspace_id, user_id, role, joined_at) VALUES ($1, $2, 'viewer', now())`,
@@ -257,9 +240,7 @@ try {
   }
 } finally {
   for (const child of children) await child.stop();
-  issuer.close();
   agent.destroy();
-  await db.drop().catch(() => {});
-  rmSync(dataDir, { recursive: true, force: true });
+  await setup.close();
 }
 process.exit(0);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { WorkspaceRole } from '@hwp/contracts';
 import { startTestService, type TestService } from '@hwp/platform/test-kit';
 import type { ApiConfig } from '../../../api-service/src/config';
 import {
@@ -11,6 +12,7 @@ import {
   type TestUser,
 } from '../../../api-service/test/support/api-test-kit';
 import { type CollabConfig, loadCollabConfig } from '../../src/config';
+import { WorkspacesService } from '../../src/modules/workspaces/workspaces.service';
 import { collabService } from '../../src/service';
 
 export type CollabTestService = TestService<CollabConfig>;
@@ -76,3 +78,38 @@ export function newUser(stack: Stack, data: Record<string, string> = {}): Promis
 export const collabAs = as;
 
 export type { ApiConfig, TestUser };
+
+/** A signed-up user the collaboration host knows (`/v1/users/init` done). */
+export async function collabMember(stack: Stack): Promise<TestUser> {
+  const user = await newUser(stack);
+  await as(stack.collab.app, user).post('/v1/users/init').send({}).expect(200);
+  return user;
+}
+
+/** A workspace of its own with one member per role. */
+export interface Team {
+  workspace: string;
+  id: string;
+  owner: TestUser;
+  manager: TestUser;
+  engineer: TestUser;
+  viewer: TestUser;
+}
+
+export async function teamWorkspace(stack: Stack, prefix: string): Promise<Team> {
+  const [owner, manager, engineer, viewer] = await Promise.all([1, 2, 3, 4].map(() => collabMember(stack)));
+  const workspace = `${prefix}-${randomBytes(5).toString('hex')}`;
+  await as(stack.collab.app, owner).post('/v1/workspaces').send({ name: workspace }).expect(201);
+  const dataSource = stack.collab.deps.dataSource;
+  const [{ id }] = await dataSource.query('SELECT id FROM workspaces WHERE name = $1', [workspace]);
+  const roles: [TestUser, WorkspaceRole][] = [
+    [manager, 'manager'],
+    [engineer, 'engineer'],
+    [viewer, 'viewer'],
+  ];
+  const service = new WorkspacesService(dataSource);
+  await dataSource.transaction(async (manager) => {
+    for (const [user, role] of roles) await service.addMember(manager, id, user.user.id, role);
+  });
+  return { workspace, id, owner, manager, engineer, viewer };
+}

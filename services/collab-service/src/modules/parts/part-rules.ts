@@ -3,6 +3,23 @@ import Ajv, { type ValidateFunction } from 'ajv';
 
 /** Pure rules of parts: templates, numbering, currency and CAS numbers. */
 
+/** The fields PATCH (and an import row) may change besides lifecycle, in the order the history lists them. */
+export const PART_EDITABLE_FIELDS = [
+  'name',
+  'description',
+  'domain',
+  'uom',
+  'tags',
+  'attributes',
+  'manufacturerName',
+  'manufacturerPartNumber',
+  'unitCost',
+  'currency',
+  'rohsCompliant',
+  'reachCompliant',
+  'conflictMinerals',
+] as const;
+
 /** Domain templates of section 2.10, used until a manager stores others. */
 export const DEFAULT_DOMAIN_TEMPLATES: Record<PartDomain, DomainTemplate> = {
   mechanical: { required: ['material', 'finish', 'tolerance'], enforce: true },

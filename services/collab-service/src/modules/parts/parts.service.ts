@@ -1,7 +1,6 @@
 import {
   type CreatePartRequest,
   DEFAULT_PAGE_SIZE,
-  type FieldError,
   type ListPartsQuery,
   PART_LIFECYCLE_MOVES,
   type Part,
@@ -18,7 +17,8 @@ import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { atLeast, type WorkspaceAccess } from '../workspaces/workspace-access';
 import type { BomSettingsService, PartRules } from './bom-settings.service';
 import { PartEntity, PartHistoryEntity, PartVersionEntity } from './part.entity';
-import { checkAttributes, formatPartNumber, isCurrencyCode, numberingPattern } from './part-rules';
+import { partNumberFor } from './part-numbering';
+import { checkAttributes, isCurrencyCode, PART_EDITABLE_FIELDS } from './part-rules';
 import { presentHistory, presentPart, presentVersion, usernames, versionActors } from './parts.presenter';
 
 /**
@@ -44,22 +44,7 @@ const SORT_COLUMNS: Record<PartSortKey, string> = {
   updated_at: 'p.updated_at',
 };
 
-/** The fields PATCH may change besides lifecycle, in the order the history lists them. */
-const EDITABLE = [
-  'name',
-  'description',
-  'domain',
-  'uom',
-  'tags',
-  'attributes',
-  'manufacturerName',
-  'manufacturerPartNumber',
-  'unitCost',
-  'currency',
-  'rohsCompliant',
-  'reachCompliant',
-  'conflictMinerals',
-] as const;
+const EDITABLE = PART_EDITABLE_FIELDS;
 type Editable = (typeof EDITABLE)[number];
 
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, '\\$&');
@@ -86,7 +71,7 @@ export class PartsService {
     return this.dataSource.transaction(async (manager) => {
       const rules = await this.settings.rules(manager, access.id);
       this.checkTemplate(rules, domain, attributes);
-      const partNumber = await this.partNumberFor(manager, access, rules, domain, request.partNumber?.trim());
+      const partNumber = await partNumberFor(manager, access, rules, domain, request.partNumber?.trim());
       const now = new Date();
       const row: PartEntity = {
         id: newId(),
@@ -283,66 +268,6 @@ export class PartsService {
       const names = errors.map((e) => e.field.replace(/^attributes\./, '')).join(', ');
       throw new ValidationError(`Attributes of a ${domain} part are missing or invalid: ${names}`, errors);
     }
-  }
-
-  /**
-   * The given number (matching the domain's numbering rule, if any, and unused), or the next number
-   * of the rule. The counter row's lock is held until commit, so concurrent creates queue and never
-   * share a number; numbers taken by hand are skipped.
-   */
-  private async partNumberFor(
-    manager: EntityManager,
-    access: WorkspaceAccess,
-    rules: PartRules,
-    domain: PartDomain,
-    given: string | undefined,
-  ): Promise<string> {
-    const rule = rules.numberingRules[domain];
-    if (given) {
-      if (rule && !numberingPattern(rule).test(given)) {
-        const example = formatPartNumber(rule, 1);
-        throw new ValidationError(`partNumber must follow the ${domain} numbering rule, like ${example}`, [
-          { field: 'partNumber', message: `must match ${rule.prefix} followed by ${rule.width} digits` },
-        ] satisfies FieldError[]);
-      }
-      if (await this.numberTaken(manager, access.id, given)) {
-        throw new ConflictError(`Part number ${given} already exists in ${access.name}`, {
-          field: 'partNumber',
-        });
-      }
-      return given;
-    }
-    if (!rule) {
-      throw new ValidationError(
-        `partNumber is required: ${access.name} has no numbering rule for ${domain}`,
-        [{ field: 'partNumber', message: 'required' }],
-      );
-    }
-    for (;;) {
-      const [{ last_value }]: { last_value: string }[] = await manager.query(
-        `INSERT INTO part_number_counters (workspace_id, domain, last_value) VALUES ($1, $2, 1)
-         ON CONFLICT (workspace_id, domain) DO UPDATE SET last_value = part_number_counters.last_value + 1
-         RETURNING last_value`,
-        [access.id, domain],
-      );
-      const candidate = formatPartNumber(rule, Number(last_value));
-      if (!numberingPattern(rule).test(candidate)) {
-        throw new ConflictError(`The ${domain} numbering rule of ${access.name} has run out of numbers`);
-      }
-      if (!(await this.numberTaken(manager, access.id, candidate))) return candidate;
-    }
-  }
-
-  private async numberTaken(
-    manager: EntityManager,
-    workspaceId: string,
-    partNumber: string,
-  ): Promise<boolean> {
-    const rows: unknown[] = await manager.query(
-      'SELECT 1 FROM parts WHERE workspace_id = $1 AND lower(part_number) = lower($2) LIMIT 1',
-      [workspaceId, partNumber],
-    );
-    return rows.length > 0;
   }
 
   /** For the version service: the part's versions, newest first. */

@@ -1,13 +1,12 @@
-import { randomBytes } from 'node:crypto';
-import type { Part, PartDetail, PartList, PartVersion, WorkspaceRole } from '@hwp/contracts';
+import type { Part, PartDetail, PartList, PartVersion } from '@hwp/contracts';
 import {
   collabAs,
-  newUser,
   type Stack,
   startStack,
+  type Team,
   type TestUser,
+  teamWorkspace,
 } from '../../../test/support/collab-test-kit';
-import { WorkspacesService } from '../workspaces/workspaces.service';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -17,38 +16,7 @@ afterAll(() => stack?.stop());
 
 const as = (user: TestUser) => collabAs(stack.collab.app, user);
 
-interface Team {
-  workspace: string;
-  owner: TestUser;
-  manager: TestUser;
-  engineer: TestUser;
-  viewer: TestUser;
-}
-
-async function member(): Promise<TestUser> {
-  const user = await newUser(stack);
-  await as(user).post('/v1/users/init').send({}).expect(200);
-  return user;
-}
-
-/** A workspace of its own with one member per role. */
-async function team(): Promise<Team> {
-  const [owner, manager, engineer, viewer] = await Promise.all([member(), member(), member(), member()]);
-  const workspace = `parts-${randomBytes(5).toString('hex')}`;
-  await as(owner).post('/v1/workspaces').send({ name: workspace }).expect(201);
-  const dataSource = stack.collab.deps.dataSource;
-  const [{ id }] = await dataSource.query('SELECT id FROM workspaces WHERE name = $1', [workspace]);
-  const service = new WorkspacesService(dataSource);
-  const roles: [TestUser, WorkspaceRole][] = [
-    [manager, 'manager'],
-    [engineer, 'engineer'],
-    [viewer, 'viewer'],
-  ];
-  await dataSource.transaction(async (manager) => {
-    for (const [user, role] of roles) await service.addMember(manager, id, user.user.id, role);
-  });
-  return { workspace, owner, manager, engineer, viewer };
-}
+const team = () => teamWorkspace(stack, 'parts');
 
 async function createPart(t: Team, body: Record<string, unknown>): Promise<Part> {
   const res = await as(t.engineer)

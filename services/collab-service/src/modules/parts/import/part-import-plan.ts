@@ -6,7 +6,7 @@ import {
   type WorkspaceRole,
 } from '@hwp/contracts';
 import type { PartRules } from '../bom-settings.service';
-import { checkAttributes, numberingPattern } from '../part-rules';
+import { checkAttributes, numberingPattern, PART_EDITABLE_FIELDS } from '../part-rules';
 import type { PartImportField } from './header-aliases';
 import type { PartRow, PartRowValues } from './part-rows';
 
@@ -32,22 +32,10 @@ export interface StoredPart {
   version: string;
 }
 
-/** The fields an import row may change, in the order the history lists them. */
+/** The fields an import row may change: those of PATCH, and the lifecycle. */
 export const IMPORTED_FIELDS = [
-  'name',
-  'description',
-  'domain',
-  'uom',
+  ...PART_EDITABLE_FIELDS,
   'lifecycle',
-  'tags',
-  'attributes',
-  'manufacturerName',
-  'manufacturerPartNumber',
-  'unitCost',
-  'currency',
-  'rohsCompliant',
-  'reachCompliant',
-  'conflictMinerals',
 ] as const satisfies readonly (keyof PartRowValues & keyof StoredPart)[];
 
 export type PartFieldValues = Pick<StoredPart, (typeof IMPORTED_FIELDS)[number]>;

@@ -4,6 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../../identity/collab-user.entity';
 import type { WorkspaceAccess } from '../../workspaces/workspace-access';
 import type { BomSettingsService, PartRules } from '../bom-settings.service';
+import { advanceCounters } from '../part-numbering';
 import type { PartEvents } from '../parts.service';
 import {
   type HeaderMapping,
@@ -12,13 +13,7 @@ import {
   type PartImportField,
 } from './header-aliases';
 import { type ParsedSheet, parseSpreadsheet } from './parse-spreadsheet';
-import {
-  advanceCounters,
-  IMPORT_BATCH_ROWS,
-  insertParts,
-  storedParts,
-  updateParts,
-} from './part-import.store';
+import { IMPORT_BATCH_ROWS, insertParts, storedParts, updateParts } from './part-import.store';
 import { type PlannedRow, planRow } from './part-import-plan';
 import { columnName, type PartRow, PartRowReader } from './part-rows';
 

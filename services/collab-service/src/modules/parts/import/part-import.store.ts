@@ -1,4 +1,3 @@
-import type { NumberingRule, PartDomain } from '@hwp/contracts';
 import { ConflictError, newId } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
 import type { PartFieldValues, PlannedRow, StoredPart } from './part-import-plan';
@@ -184,31 +183,4 @@ async function history(
      SELECT r.id, r.part_id, $2, $3, $4, r.changes FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, part_id uuid, changes jsonb)`,
     [JSON.stringify(rows), context.actorId, context.at, action],
   );
-}
-
-/**
- * Moves each numbering counter past the highest sequence an import used under its rule, so the next
- * generated number is free at once instead of being found by probing one taken number at a time.
- */
-export async function advanceCounters(
-  manager: EntityManager,
-  workspaceId: string,
-  rules: Partial<Record<PartDomain, NumberingRule>>,
-  created: Create[],
-): Promise<void> {
-  const highest = new Map<PartDomain, number>();
-  for (const c of created) {
-    const rule = rules[c.part.domain];
-    if (!rule) continue;
-    const sequence = Number(c.partNumber.slice(rule.prefix.length));
-    if (Number.isSafeInteger(sequence) && sequence > (highest.get(c.part.domain) ?? 0))
-      highest.set(c.part.domain, sequence);
-  }
-  for (const [domain, value] of highest) {
-    await manager.query(
-      `INSERT INTO part_number_counters (workspace_id, domain, last_value) VALUES ($1, $2, $3)
-       ON CONFLICT (workspace_id, domain) DO UPDATE SET last_value = GREATEST(part_number_counters.last_value, EXCLUDED.last_value)`,
-      [workspaceId, domain, value],
-    );
-  }
 }

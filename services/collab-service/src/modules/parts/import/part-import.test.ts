@@ -1,18 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ImportReport, PartDetail, PartList, WorkspaceRole } from '@hwp/contracts';
+import type { ImportReport, PartDetail, PartList } from '@hwp/contracts';
 import Papa from 'papaparse';
 import {
   collabAs,
-  newUser,
   type Stack,
   startStack,
+  type Team,
   type TestUser,
+  teamWorkspace,
 } from '../../../../test/support/collab-test-kit';
 import { deflatedZeros, workbook, XLSX_SKELETON, zip } from '../../../../test/support/spreadsheets';
 import { SseClient } from '../../../../test/support/sse-client';
-import { WorkspacesService } from '../../workspaces/workspaces.service';
 
 const MB = 1024 * 1024;
 
@@ -38,37 +37,7 @@ afterAll(async () => {
 
 const as = (user: TestUser) => collabAs(stack.collab.app, user);
 
-interface Team {
-  workspace: string;
-  id: string;
-  manager: TestUser;
-  engineer: TestUser;
-  viewer: TestUser;
-}
-
-async function member(): Promise<TestUser> {
-  const user = await newUser(stack);
-  await as(user).post('/v1/users/init').send({}).expect(200);
-  return user;
-}
-
-async function team(): Promise<Team> {
-  const [owner, manager, engineer, viewer] = await Promise.all([member(), member(), member(), member()]);
-  const workspace = `imp-${randomBytes(5).toString('hex')}`;
-  await as(owner).post('/v1/workspaces').send({ name: workspace }).expect(201);
-  const dataSource = stack.collab.deps.dataSource;
-  const [{ id }] = await dataSource.query('SELECT id FROM workspaces WHERE name = $1', [workspace]);
-  const roles: [TestUser, WorkspaceRole][] = [
-    [manager, 'manager'],
-    [engineer, 'engineer'],
-    [viewer, 'viewer'],
-  ];
-  const service = new WorkspacesService(dataSource);
-  await dataSource.transaction(async (m) => {
-    for (const [user, role] of roles) await service.addMember(m, id, user.user.id, role);
-  });
-  return { workspace, id, manager, engineer, viewer };
-}
+const team = () => teamWorkspace(stack, 'imp');
 
 type Row = Record<string, string>;
 
