@@ -133,6 +133,10 @@ export function mountPartImportRoute(routing: CollabRouting, imports: PartImport
           aborted.signal,
         );
         res.json(report);
+      } catch (error) {
+        // A client that went away gets no answer (and the import was rolled back): nothing to report.
+        if (aborted.signal.aborted) return;
+        throw error;
       } finally {
         (res.locals.freeImportSlot as () => void)();
       }

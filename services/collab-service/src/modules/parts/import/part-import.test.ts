@@ -422,4 +422,29 @@ describe('parts import: refused files', () => {
     });
     expect(after.status).toBe(200);
   }, 120_000);
+  it('stops, writes nothing and frees its slot when the client goes away during an import', async () => {
+    const rows = Array.from({ length: 150_000 }, (_, i) => ({ pn: `GONE-${i}`, name: `Gone ${i}` }));
+    const stream = await openStream(t.engineer, t.workspace);
+    const form = new FormData();
+    form.set('workspace', t.workspace);
+    form.set('file', new Blob([csvOf(rows)], { type: 'text/csv' }), 'parts.csv');
+    const controller = new AbortController();
+    const sent = fetch(`${base}/v1/parts/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.engineer.token}` },
+      body: form,
+      signal: controller.signal,
+    }).catch((error: unknown) => error);
+    await stream.waitFor((e) => e.type === 'import.progress' && e.data.phase === 'parsing', 30_000);
+    controller.abort();
+    expect((await sent) as Error).toMatchObject({ name: 'AbortError' });
+    const failed = await stream.waitFor(
+      (e) => e.type === 'import.progress' && e.data.phase === 'failed',
+      30_000,
+    );
+    expect(failed.data.dryRun).toBe(false);
+    expect(await partCount(t.id)).toBe(0);
+    const next = await upload(t.engineer, t.workspace, csvOf([{ pn: 'AFTER-1', name: 'after' }]));
+    expect([next.status, next.body.created]).toEqual([200, 1]);
+  }, 120_000);
 });
