@@ -58,6 +58,24 @@ export interface PlanContext {
   column(field: PartImportField): string;
 }
 
+/** What a new part has where its row is blank (shared and frozen: only ever serialised). */
+const NEW_PART: Readonly<PartFieldValues> = Object.freeze({
+  name: '',
+  description: '',
+  domain: 'other',
+  uom: 'each',
+  lifecycle: 'prototype',
+  tags: Object.freeze([]) as unknown as string[],
+  attributes: Object.freeze({}),
+  manufacturerName: null,
+  manufacturerPartNumber: null,
+  unitCost: null,
+  currency: null,
+  rohsCompliant: null,
+  reachCompliant: null,
+  conflictMinerals: null,
+});
+
 const canManage = (role: WorkspaceRole) => role === 'manager' || role === 'owner';
 
 /** JSON with object keys sorted: jsonb does not keep key order, so equality must ignore it. */
@@ -87,34 +105,22 @@ export function planRow(
     list.push({ row: row.row, column: context.column(field), message });
   const given = row.values;
 
-  const part: PartFieldValues = stored
-    ? pickFields(stored)
-    : {
-        name: '',
-        description: '',
-        domain: 'other',
-        uom: 'each',
-        lifecycle: 'prototype',
-        tags: [],
-        attributes: {},
-        manufacturerName: null,
-        manufacturerPartNumber: null,
-        unitCost: null,
-        currency: null,
-        rohsCompliant: null,
-        reachCompliant: null,
-        conflictMinerals: null,
-      };
-  // What changes on a stored part (for its history); a new part just takes the given values.
+  // A stored part's values with the given ones over them, and what changed (for its history). A new
+  // part is the row's own values object with defaults filled in (a large import makes 100,000).
   const changes: Record<string, { from: unknown; to: unknown }> = {};
-  for (const field of IMPORTED_FIELDS) {
-    const value = given[field];
-    if (value === undefined) continue;
-    if (stored) {
-      if (canonical(value) === canonical(part[field])) continue;
+  let part: PartFieldValues;
+  if (stored) {
+    part = pickFields(stored);
+    for (const field of IMPORTED_FIELDS) {
+      const value = given[field];
+      if (value === undefined || canonical(value) === canonical(part[field])) continue;
       changes[field] = { from: part[field], to: value };
+      (part as Record<string, unknown>)[field] = value;
     }
-    (part as Record<string, unknown>)[field] = value;
+  } else {
+    const values = given as unknown as Record<string, unknown>;
+    for (const field of IMPORTED_FIELDS) values[field] ??= NEW_PART[field];
+    part = values as unknown as PartFieldValues;
   }
 
   if (!stored) {

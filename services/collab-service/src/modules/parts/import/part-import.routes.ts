@@ -125,10 +125,12 @@ export function mountPartImportRoute(routing: CollabRouting, imports: PartImport
         if (!res.writableFinished) aborted.abort(new Error('The client went away'));
       });
       try {
+        const upload = { buffer: file.buffer, filename: file.originalname, contentType: file.mimetype };
+        req.file = undefined; // the service lets go of the bytes once parsed; so should the request
         const report = await imports.run(
           currentUser(req),
           requestWorkspace(req),
-          { buffer: file.buffer, filename: file.originalname, contentType: file.mimetype },
+          upload,
           form.dryRun === 'true',
           aborted.signal,
         );

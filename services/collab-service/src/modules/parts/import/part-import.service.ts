@@ -99,6 +99,7 @@ export class PartImportService {
         onProgress: (rows) => progress.send('parsing', rows),
         signal,
       });
+      upload.buffer = new Uint8Array(0); // parsed: up to 50 MB need not wait for the database
       const mapping = normaliseHeaders(sheet.headers, PART_IMPORT_ALIASES);
       if (mapping.columns.partNumber === undefined) {
         throw new ValidationError(
@@ -133,6 +134,7 @@ export class PartImportService {
       return await this.dataSource.transaction(async (manager) => {
         const rules = await this.settings.rules(manager, access.id);
         const findings = await this.check(manager, access, rules, rows, problems, column, signal);
+        rows.length = 0; // planned rows hold what is written; release the rest
         const report = reportOf(base, findings);
         if (findings.invalidRows > 0) throw rejected(report);
         await this.write(manager, access, actor, importId, rules, findings.planned, signal);
@@ -231,15 +233,23 @@ export class PartImportService {
     const context = { workspaceId: access.id, actorId: actor.id, importId, at: new Date() };
     const creates = planned.filter((p) => p.kind === 'create');
     const updates = planned.filter((p) => p.kind === 'update');
-    for (let start = 0; start < creates.length; start += IMPORT_BATCH_ROWS) {
-      signal?.throwIfAborted();
-      await insertParts(manager, context, creates.slice(start, start + IMPORT_BATCH_ROWS));
-    }
-    for (let start = 0; start < updates.length; start += IMPORT_BATCH_ROWS) {
-      signal?.throwIfAborted();
-      await updateParts(manager, context, updates.slice(start, start + IMPORT_BATCH_ROWS));
-    }
+    // From here on each row is held only until its batch is written.
+    planned.length = 0;
     await advanceCounters(manager, access.id, rules.numberingRules, creates);
+    await inBatches(creates, signal, (batch) => insertParts(manager, context, batch));
+    await inBatches(updates, signal, (batch) => updateParts(manager, context, batch));
+  }
+}
+
+/** Writes `list` in batches, emptying it as it goes. */
+async function inBatches<T>(
+  list: T[],
+  signal: AbortSignal | undefined,
+  write: (batch: T[]) => Promise<void>,
+): Promise<void> {
+  while (list.length > 0) {
+    signal?.throwIfAborted();
+    await write(list.splice(0, IMPORT_BATCH_ROWS));
   }
 }
 
