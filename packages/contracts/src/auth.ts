@@ -15,7 +15,7 @@ import {
   MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { Nullable } from './schema';
+import { NestedList, Nullable } from './schema';
 
 /** International phone format (E.164): `+` then 7 to 15 digits. */
 export const E164_PATTERN = /^\+[1-9]\d{6,14}$/;
@@ -371,9 +371,7 @@ export class User {
   @Type(() => UserMetadata)
   user_metadata: UserMetadata;
 
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => Identity)
+  @NestedList(() => Identity)
   identities: Identity[];
 
   @IsISO8601()
@@ -477,9 +475,7 @@ export class Jwk {
 
 /** `GET /.well-known/jwks.json`. */
 export class JwkSet {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => Jwk)
+  @NestedList(() => Jwk)
   keys: Jwk[];
 }
 

@@ -1,6 +1,5 @@
 import { Type } from 'class-transformer';
 import {
-  IsArray,
   IsBoolean,
   IsIn,
   IsInt,
@@ -17,7 +16,7 @@ import {
 } from 'class-validator';
 import { IsEmailAddress } from './auth';
 import { type Items, ItemsOf, type Page, PageOf, PageQuery } from './paging';
-import { Nullable } from './schema';
+import { NestedList, Nullable } from './schema';
 
 /** Workspace roles, lowest to highest (section 5.2). */
 export const WORKSPACE_ROLES = ['viewer', 'engineer', 'manager', 'owner'] as const;
@@ -170,9 +169,7 @@ export class InitUserResponse {
   user: CollabUser;
 
   /** Workspaces the user belongs to, with role. */
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => Workspace)
+  @NestedList(() => Workspace)
   workspaces: Workspace[];
 
   /** The user's folder `<workspace>/<username>/`, when a workspace was named. */

@@ -1,6 +1,6 @@
-import { Type } from 'class-transformer';
-import { IsArray, IsIn, IsISO8601, IsOptional, IsString, ValidateNested } from 'class-validator';
+import { IsIn, IsISO8601, IsOptional, IsString } from 'class-validator';
 import { ERROR_CODES, type ErrorCode } from './errors';
+import { NestedList } from './schema';
 
 /** Schema class of one field problem (for the OpenAPI documents). */
 export class FieldErrorDto {
@@ -26,8 +26,6 @@ export class ErrorBodyDto {
   timestamp: string;
 
   @IsOptional()
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => FieldErrorDto)
+  @NestedList(() => FieldErrorDto)
   errors?: FieldErrorDto[];
 }

@@ -1,5 +1,6 @@
-import { type ClassConstructor, Type } from 'class-transformer';
-import { IsArray, IsInt, IsOptional, Max, Min, ValidateNested } from 'class-validator';
+import { type ClassConstructor } from 'class-transformer';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { NestedList } from './schema';
 
 /** Default and maximum page sizes of every list (DECISIONS.md section 0). */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -44,9 +45,7 @@ export function ItemsOf<T extends object>(
   name: string,
 ): ClassConstructor<Items<T>> {
   class ItemsDto {
-    @IsArray()
-    @ValidateNested({ each: true })
-    @Type(() => item)
+    @NestedList(() => item)
     items: T[];
   }
   return named(ItemsDto, name);
@@ -55,9 +54,7 @@ export function ItemsOf<T extends object>(
 /** The DTO of `{ items, total, page, pageSize }` with items of `item`. */
 export function PageOf<T extends object>(item: ClassConstructor<T>, name: string): ClassConstructor<Page<T>> {
   class PageDto {
-    @IsArray()
-    @ValidateNested({ each: true })
-    @Type(() => item)
+    @NestedList(() => item)
     items: T[];
 
     @IsInt()

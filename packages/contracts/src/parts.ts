@@ -19,7 +19,7 @@ import {
 } from 'class-validator';
 import { ErrorBodyDto } from './error-body.dto';
 import { type Items, ItemsOf, type Page, PageOf, PageQuery } from './paging';
-import { FreeFormObject, Nullable } from './schema';
+import { FreeFormObject, NestedList, Nullable } from './schema';
 
 /** Part domains (section 2.8); `other` is the default. */
 export const PART_DOMAINS = ['mechanical', 'electronic', 'electrical', 'chemical', 'other'] as const;
@@ -389,14 +389,10 @@ export class PartHistoryEntry {
 
 /** `GET /v1/parts/:id`: the part with its versions (newest first) and audit history (oldest first). */
 export class PartDetail extends Part {
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => PartVersion)
+  @NestedList(() => PartVersion)
   versions: PartVersion[];
 
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => PartHistoryEntry)
+  @NestedList(() => PartHistoryEntry)
   history: PartHistoryEntry[];
 }
 
@@ -582,18 +578,14 @@ export class ImportReport {
   valid: number;
 
   /** Row errors, in row order; at most 1,000 are listed (`errorCount` has them all). */
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => ImportRowProblem)
+  @NestedList(() => ImportRowProblem)
   errors: ImportRowProblem[];
 
   @IsInt()
   errorCount: number;
 
   /** Domain warnings (e.g. an electronic part without `package`): not errors, the rows import. At most 1,000. */
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => ImportRowProblem)
+  @NestedList(() => ImportRowProblem)
   warnings: ImportRowProblem[];
 
   @IsInt()

@@ -1,3 +1,5 @@
+import { type ClassConstructor, Type } from 'class-transformer';
+import { IsArray, ValidateNested } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 
 /**
@@ -19,4 +21,13 @@ export function FreeFormObject(description?: string): PropertyDecorator {
     additionalProperties: true,
     ...(description ? { description } : {}),
   }) as PropertyDecorator;
+}
+
+/** An array of `type` objects, each validated (and described in the schema) as that class. */
+export function NestedList(type: () => ClassConstructor<object>): PropertyDecorator {
+  return (target, property) => {
+    IsArray()(target, property);
+    ValidateNested({ each: true })(target, property);
+    Type(type)(target, property);
+  };
 }

@@ -1,6 +1,4 @@
-import { Type } from 'class-transformer';
 import {
-  IsArray,
   IsIn,
   IsISO8601,
   IsNotEmpty,
@@ -11,11 +9,10 @@ import {
   IsUUID,
   Matches,
   MaxLength,
-  ValidateNested,
 } from 'class-validator';
 import { IsEmailAddress } from './auth';
 import { type Page, PageOf } from './paging';
-import { FreeFormObject, Nullable } from './schema';
+import { FreeFormObject, NestedList, Nullable } from './schema';
 
 /** Membership roles of a tenant, lowest to highest (DECISIONS.md section 2). */
 export const TENANT_ROLES = ['member', 'admin', 'owner'] as const;
@@ -89,10 +86,8 @@ export class Tenant {
 export const TenantList = PageOf(Tenant, 'TenantList');
 export type TenantList = Page<Tenant>;
 
-export class TenantMember {
-  @IsUUID()
-  user_id: string;
-
+/** Who a member or profile is: contact and names (empty string when no email or phone). */
+class PersonFields {
   @IsString()
   email: string;
 
@@ -106,6 +101,11 @@ export class TenantMember {
   @IsString()
   @Nullable()
   last_name: string | null;
+}
+
+export class TenantMember extends PersonFields {
+  @IsUUID()
+  user_id: string;
 
   @IsIn(TENANT_ROLES)
   role: TenantRole;
@@ -144,23 +144,9 @@ export class ProfileTenant {
 }
 
 /** `GET /profile` (DECISIONS.md section 2). */
-export class Profile {
+export class Profile extends PersonFields {
   @IsUUID()
   id: string;
-
-  @IsString()
-  email: string;
-
-  @IsString()
-  phone: string;
-
-  @IsString()
-  @Nullable()
-  first_name: string | null;
-
-  @IsString()
-  @Nullable()
-  last_name: string | null;
 
   @IsString()
   @Nullable()
@@ -170,9 +156,7 @@ export class Profile {
   @Nullable()
   default_tenant_id: string | null;
 
-  @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => ProfileTenant)
+  @NestedList(() => ProfileTenant)
   tenants: ProfileTenant[];
 }
 

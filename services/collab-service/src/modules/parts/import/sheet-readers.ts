@@ -64,8 +64,9 @@ export function readCsv(data: Uint8Array, collect: (describe: { delimiter: strin
  * Options for `XLSX.read`. xlsx has no formula engine, so nothing here evaluates a formula. Two
  * options are on so that a formula cell whose file stores no result can be reported as a cell
  * error instead of passing for an empty cell: `cellFormula` keeps the formula text (`f`) and
- * `sheetStubs` keeps cells that have no value (type `z`). Values are read from the stored result
- * (`v`) only.
+ * `sheetStubs` (xlsx's name for keeping cells that have no value, type `z`) keeps such a cell at
+ * all; without it the cell is dropped and the row imports with that column blank (the parser test
+ * "reads the cached value of a formula" fails). Values are read from the stored result (`v`) only.
  */
 const XLSX_OPTIONS: XLSX.ParsingOptions = {
   type: 'buffer',
