@@ -1,15 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { expectEventually } from '@hwp/platform/test-kit';
-import { freePort, SCRIPTS, type ServiceProcess, spawnService, waitForStatus } from './process-kit';
+import { embeddedDataDir, freePort, SCRIPTS, type ServiceProcess, spawnService, waitForStatus } from './process-kit';
 
 /**
- * The quick-start runner with nothing configured: PGlite served over its socket, a local blob
- * folder and the in-process bus shared by both services in one process.
+ * The quick-start runner with nothing configured: a private PostgreSQL server in the data folder, a
+ * local blob folder and the in-process bus shared by both services in one process.
  */
 describe('embedded default (one process, no external services)', () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'hwp-embedded-'));
+  const dataDir = embeddedDataDir('hwp-embedded-');
   let proc: ServiceProcess | undefined;
   let ports: { api: number; collab: number };
 
@@ -62,7 +60,7 @@ describe('embedded default (one process, no external services)', () => {
       { timeoutMs: 10_000, intervalMs: 100 },
     );
 
-    // Accounts on PGlite: signup, the confirmation code through the in-process notifier, sign-in.
+    // Accounts on the embedded server: signup, the confirmation code through the in-process notifier, sign-in.
     const api = `http://127.0.0.1:${ports.api}`;
     const json = { 'content-type': 'application/json' };
     const email = 'embedded@example.test';
@@ -106,8 +104,7 @@ describe('embedded default (one process, no external services)', () => {
     });
     expect(login.status).toBe(200);
 
-    // The collaboration host on PGlite: a parts import (one transaction; its progress events each in
-    // a transaction of their own, never while the import's is open) and a trigram search.
+    // The collaboration host on the embedded server: a parts import and a trigram search.
     const collab = `http://127.0.0.1:${ports.collab}`;
     const auth = { authorization: `Bearer ${session.access_token}` };
     const init = await fetch(`${collab}/v1/users/init`, {

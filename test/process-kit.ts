@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const ROOT = join(__dirname, '..');
@@ -8,6 +10,16 @@ export const SCRIPTS = {
   collab: join(ROOT, 'services/collab-service/dist/main.js'),
   embedded: join(ROOT, 'services/embedded/dist/main.js'),
 };
+
+/**
+ * A fresh DATA_DIR for the embedded runner. mkdtemp makes it private (700); as root the embedded
+ * PostgreSQL server runs as the system user `postgres`, which must be able to enter it.
+ */
+export function embeddedDataDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  return dir;
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

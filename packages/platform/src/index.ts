@@ -27,4 +27,5 @@ export * from './ops/bus-probe.entity';
 export * from './ops/bus-probe.module';
 export * from './ops/ops-auth';
 export * from './runtime';
+export * from './secrets';
 export * from './service-app';

@@ -99,10 +99,21 @@ export class Lifecycle {
       for (const server of this.servers) server.closeAllConnections();
     }
     for (const { name, close } of [...this.closers].reverse()) {
+      // A resource that never answers (a hung pool, a broker that went away) must not keep the
+      // process past its budget: each gets what is left of it, at least a second.
+      let closeTimer: NodeJS.Timeout | undefined;
       try {
-        await close();
+        const budget = Math.max(1_000, deadline - Date.now());
+        await Promise.race([
+          Promise.resolve().then(close),
+          new Promise((_, reject) => {
+            closeTimer = setTimeout(() => reject(new Error(`not closed within ${budget} ms`)), budget);
+          }),
+        ]);
       } catch (error) {
         this.logger.warn({ err: error, resource: name }, 'resource did not close cleanly');
+      } finally {
+        clearTimeout(closeTimer);
       }
     }
     this.logger.info('shutdown complete');

@@ -1,4 +1,5 @@
 import { ConfigError } from './config';
+import { EmbeddedDatabaseError } from './db/runner-lock';
 import { Lifecycle } from './lifecycle';
 import { createLogger } from './logger';
 import { type BaseConfig, createServiceRuntime, type ServiceDefinition } from './runtime';
@@ -28,7 +29,8 @@ export async function runServiceMain<C extends BaseConfig>(
     const runtime = await createServiceRuntime(definition, config, { lifecycle, logger });
     await runtime.listen();
   } catch (error) {
-    logger.fatal({ err: error }, 'start failed');
+    if (error instanceof EmbeddedDatabaseError) process.stderr.write(`${definition.name}: ${error.message}\n`);
+    else logger.fatal({ err: error }, 'start failed');
     await lifecycle.shutdown();
     process.exit(1);
   }

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import type { Express } from 'express';
@@ -8,9 +6,10 @@ import type { DataSource } from 'typeorm';
 import { type BlobStore, createBlobStore } from './blob';
 import { AmqpTransport, type Bus, createBus, MemoryBroker } from './bus';
 import { type ClassType, createDataSource, ensureDatabaseExists, openDatabase } from './db/data-source';
-import { startEmbeddedPostgres } from './db/embedded-postgres';
+import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded-postgres';
 import { Lifecycle } from './lifecycle';
 import { createLogger } from './logger';
+import { persistentSecret } from './secrets';
 
 /** The validated variables every service has (see baseConfigSpecs). */
 export interface BaseConfig {
@@ -74,6 +73,13 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Shared in-process broker (embedded mode runs both services in one process). */
   broker?: MemoryBroker;
+  /** Embedded server shared by the services of one process; without it and DATABASE_URL, one is started. */
+  embeddedPostgres?: EmbeddedPostgres;
+}
+
+/** The service's own database on the embedded server: `api` for api-service, like docker-compose. */
+export function embeddedDatabaseName(service: string): string {
+  return service.replace(/-service$/, '');
 }
 
 export interface ServiceRuntime<C extends BaseConfig> {
@@ -87,22 +93,9 @@ export interface ServiceRuntime<C extends BaseConfig> {
 
 const OUTBOX_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
-/** A secret generated once and kept in the data folder (embedded mode needs no setup). */
-export function persistentSecret(dir: string, file: string): string {
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, file);
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch {
-    const secret = randomBytes(32).toString('base64url');
-    writeFileSync(path, `${secret}\n`, { mode: 0o600, flag: 'wx' });
-    return secret;
-  }
-}
-
 /**
- * Builds a service on whatever the configuration names: Postgres or embedded PGlite, RabbitMQ or
- * the in-process bus, S3 or a local folder. Migrations run before anything is served.
+ * Builds a service on whatever the configuration names: Postgres (or the embedded
+ * PostgreSQL server in DATA_DIR), RabbitMQ or the in-process bus, S3 or a local folder. Migrations run before anything is served.
  */
 export async function createServiceRuntime<C extends BaseConfig>(
   definition: ServiceDefinition<C>,
@@ -121,19 +114,20 @@ export async function createServiceRuntime<C extends BaseConfig>(
 
   try {
     let databaseUrl = config.DATABASE_URL;
-    const embedded = !databaseUrl;
-    if (databaseUrl) {
-      await ensureDatabaseExists(databaseUrl);
-    } else {
-      const pg = await startEmbeddedPostgres(join(serviceDir, 'pg'));
-      closers.push({ name: 'embedded-postgres', close: pg.stop });
-      databaseUrl = pg.url;
+    if (!databaseUrl) {
+      let server = options.embeddedPostgres;
+      if (!server) {
+        server = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, log: (message) => logger.info(message) });
+        closers.push({ name: 'embedded-postgres', close: server.stop });
+      }
+      databaseUrl = server.url(embeddedDatabaseName(definition.name));
     }
+    await ensureDatabaseExists(databaseUrl);
     const dataSource = createDataSource({
       url: databaseUrl,
       entities: definition.entities,
       migrations: definition.migrations,
-      poolSize: embedded ? 4 : config.DB_POOL_SIZE,
+      poolSize: config.DB_POOL_SIZE,
       applicationName: definition.name,
     });
     const applied = await openDatabase(dataSource);
@@ -217,7 +211,7 @@ export async function createServiceRuntime<C extends BaseConfig>(
         logger.info(
           {
             port: config.PORT,
-            database: embedded ? 'embedded' : 'postgres',
+            database: config.DATABASE_URL ? 'postgres' : 'embedded',
             bus: transport.kind,
             blobs: blobs.driver,
           },

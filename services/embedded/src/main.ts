@@ -1,12 +1,22 @@
 import { apiService } from '@hwp/api-service';
 import { collabService } from '@hwp/collab-service';
-import { ConfigError, createLogger, createServiceRuntime, Lifecycle, MemoryBroker } from '@hwp/platform';
+import {
+  ConfigError,
+  createLogger,
+  createServiceRuntime,
+  type EmbeddedPostgres,
+  EmbeddedDatabaseError,
+  Lifecycle,
+  MemoryBroker,
+  startEmbeddedPostgres,
+} from '@hwp/platform';
 import { loadEmbeddedConfig } from './config';
 
 /**
- * Quick-start runner: both services in one Node process on the embedded default (PGlite in the
- * data folder, local blob folder, one in-process bus shared by both so events still flow between
- * them). docker-compose runs them as separate containers over RabbitMQ instead.
+ * Quick-start runner: both services in one Node process on the embedded default (a private
+ * PostgreSQL server in the data folder with a database per service, local blob folders, one
+ * in-process bus shared by both so events still flow between them). docker-compose runs them as
+ * separate containers over Postgres, RabbitMQ and S3 instead.
  */
 async function main(): Promise<void> {
   let configs: ReturnType<typeof loadEmbeddedConfig>;
@@ -24,13 +34,26 @@ async function main(): Promise<void> {
   lifecycle.installSignalHandlers();
   const broker = new MemoryBroker(logger);
   try {
+    let embeddedPostgres: EmbeddedPostgres | undefined;
+    if (!configs.api.DATABASE_URL) {
+      const startedAt = Date.now();
+      embeddedPostgres = await startEmbeddedPostgres({
+        dataDir: configs.api.DATA_DIR,
+        log: (message) => logger.info(message),
+      });
+      // Registered first, so it stops last: after both services have drained and closed their pools.
+      lifecycle.onShutdown('embedded-postgres', embeddedPostgres.stop);
+      logger.info({ port: embeddedPostgres.port, ms: Date.now() - startedAt }, 'embedded PostgreSQL ready');
+    }
     const api = await createServiceRuntime(apiService, configs.api, {
       lifecycle,
+      embeddedPostgres,
       broker,
       logger: createLogger({ service: apiService.name, level: configs.api.LOG_LEVEL }),
     });
     const collab = await createServiceRuntime(collabService, configs.collab, {
       lifecycle,
+      embeddedPostgres,
       broker,
       logger: createLogger({ service: collabService.name, level: configs.collab.LOG_LEVEL }),
     });
@@ -46,7 +69,11 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   } catch (error) {
-    logger.fatal({ err: error }, 'start failed');
+    if (error instanceof EmbeddedDatabaseError) {
+      process.stderr.write(`embedded: ${error.message}\n`);
+    } else {
+      logger.fatal({ err: error }, 'start failed');
+    }
     await lifecycle.shutdown();
     process.exit(1);
   }

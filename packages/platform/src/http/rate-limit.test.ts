@@ -33,9 +33,9 @@ function rule(overrides: Partial<RateLimitRule> = {}): RateLimitRule {
 }
 
 /** The house app with `GET /ping` behind the limiter; `?fail=1` answers 400. */
-function buildApp(dataSource: DataSource, limitRule: RateLimitRule, options: { embedded?: boolean } = {}) {
+function buildApp(dataSource: DataSource, limitRule: RateLimitRule) {
   const { logger, lines } = recordingLogger();
-  const limiter = createRateLimiter({ dataSource, logger, embedded: options.embedded ?? false }, limitRule);
+  const limiter = createRateLimiter({ dataSource, logger }, limitRule);
   const app = createHttpApp({
     service: 'rate-limit-test',
     logger,
@@ -227,26 +227,6 @@ describe('createRateLimiter on Postgres', () => {
     const tooMany = res.body.paths['/ping'].get.responses['429'];
     expect(tooMany.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorBodyDto' });
     expect(Object.keys(tooMany.headers).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
-  });
-});
-
-describe('createRateLimiter in embedded mode', () => {
-  it('counts in memory and never touches the database', async () => {
-    const untouchable = {
-      query: () => Promise.reject(new Error('embedded mode must not query')),
-    } as unknown as DataSource;
-    const limitRule = rule({ limit: 2 });
-    const { app, lines } = buildApp(untouchable, limitRule, { embedded: true });
-    const agent = request(app);
-    await agent.get('/ping').set('X-User', 'ha').expect(200);
-    await agent.get('/ping').set('X-User', 'ha').expect(200);
-    const limited = await agent.get('/ping').set('X-User', 'ha').expect(429);
-    expect(limited.body.code).toBe('rate_limited');
-    expect(limited.headers['retry-after']).toMatch(/^\d+$/);
-    expect(limited.headers['ratelimit-policy']).toMatch(/; q=2; w=60; /);
-    await agent.get('/ping').set('X-User', 'io').expect(200);
-    expect(lines.filter((l) => l.rateLimit === limitRule.name)).toEqual([]);
-    expect(validationNoise(lines)).toEqual([]);
   });
 });
 

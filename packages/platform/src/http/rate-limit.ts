@@ -1,7 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import {
   ipKeyGenerator,
-  MemoryStore,
   type Options,
   type RateLimitInfo,
   type Logger as RateLimitLogger,
@@ -40,8 +39,6 @@ export interface RateLimitRule {
 export interface RateLimiterDeps {
   dataSource: DataSource;
   logger: Logger;
-  /** No DATABASE_URL: PGlite serves one connection at a time, so counters stay in memory. */
-  embedded: boolean;
 }
 
 const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
@@ -69,7 +66,7 @@ function retryAfterSeconds(req: Request): number {
 
 /**
  * A rate-limit middleware for `before` of a route. Counters live in Postgres (shared by all
- * replicas) or, in embedded mode, in memory. Over the limit it forwards
+ * replicas, the embedded server included). Over the limit it forwards
  * `AppError('rate_limited', 429)`, so the error middleware writes the house error body; the
  * `Retry-After`, `RateLimit-Policy` and `RateLimit` headers are already set by then.
  * Create limiters when the app is built, never inside a request.
@@ -107,10 +104,7 @@ export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): R
     retryAfter: retryAfterSeconds,
     skipSuccessfulRequests: rule.skipSuccessfulRequests ?? false,
     skipFailedRequests: rule.skipFailedRequests ?? false,
-    // Undefined: express-rate-limit's MemoryStore, one per limiter.
-    store: deps.embedded
-      ? undefined
-      : new PostgresRateLimitStore({ dataSource: deps.dataSource, logger: log, prefix: `${rule.name}:` }),
+    store: new PostgresRateLimitStore({ dataSource: deps.dataSource, logger: log, prefix: `${rule.name}:` }),
     // Fail open: see PostgresRateLimitStore.
     passOnStoreError: true,
     handler: (_req, _res, next) => {
@@ -138,9 +132,7 @@ export type FailureLimitRule = Omit<RateLimitRule, 'skipSuccessfulRequests' | 's
 export function createFailureLimiter(deps: RateLimiterDeps, rule: FailureLimitRule): RequestHandler {
   if (!RULE_NAME.test(rule.name)) throw new Error(`rate-limit rule name "${rule.name}" is not a token`);
   const log = deps.logger.child({ rateLimit: rule.name });
-  const store: Store = deps.embedded
-    ? new MemoryStore()
-    : new PostgresRateLimitStore({ dataSource: deps.dataSource, logger: log, prefix: `${rule.name}:` });
+  const store: Store = new PostgresRateLimitStore({ dataSource: deps.dataSource, logger: log, prefix: `${rule.name}:` });
   store.init?.({ windowMs: rule.windowMs } as Options);
   const windowSeconds = Math.ceil(rule.windowMs / 1000);
   const detail = rule.message ?? 'Too many failed attempts, try again later';

@@ -111,7 +111,7 @@ export function createAuthModule(
     csrfSecret: secret,
   });
 
-  const limiterDeps = { dataSource, logger, embedded: !config.DATABASE_URL };
+  const limiterDeps = { dataSource, logger };
   const failureWindowMs = config.LOGIN_FAILURE_WINDOW_MINUTES * 60_000;
   const standardLimit = createRateLimiter(limiterDeps, {
     name: 'standard',

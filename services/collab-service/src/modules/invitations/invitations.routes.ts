@@ -36,7 +36,7 @@ export function mountInvitationRoutes(
   // clientKey gives `ip:<address>`. In `before` it runs ahead of the role check: every attempt
   // by a signed-in caller counts, allowed or not.
   const sendLimit = createRateLimiter(
-    { dataSource: deps.dataSource, logger: deps.logger, embedded: !config.DATABASE_URL },
+    { dataSource: deps.dataSource, logger: deps.logger },
     {
       name: 'invitations',
       limit: config.INVITATIONS_PER_MINUTE_PER_IP,
