@@ -1,6 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { embeddedDataDir, freePort, SCRIPTS, type ServiceProcess, spawnService, waitForStatus } from './process-kit';
+import {
+  embeddedDataDir,
+  freePort,
+  SCRIPTS,
+  type ServiceProcess,
+  spawnService,
+  waitForStatus,
+} from './process-kit';
 
 /** The pid in the cluster's postmaster.pid, or undefined when the server is not running. */
 function serverPid(dataDir: string): number | undefined {
@@ -108,7 +115,9 @@ describe('embedded runner lifecycle', () => {
     const r = await runner(dir);
     expect(await r.proc.exited).toBe(1);
     const output = r.proc.output().trim().split('\n');
-    expect(output[0]).toMatch(/^embedded: .*earlier PGlite embedded mode .*collab-service\/pg.*move .* aside/);
+    expect(output[0]).toMatch(
+      /^embedded: .*earlier PGlite embedded mode .*collab-service\/pg.*move .* aside/,
+    );
     expect(existsSync(join(dir, 'postgres'))).toBe(false);
   }, 60_000);
 });

@@ -1,6 +1,13 @@
 import { rmSync } from 'node:fs';
 import { expectEventually } from '@hwp/platform/test-kit';
-import { embeddedDataDir, freePort, SCRIPTS, type ServiceProcess, spawnService, waitForStatus } from './process-kit';
+import {
+  embeddedDataDir,
+  freePort,
+  SCRIPTS,
+  type ServiceProcess,
+  spawnService,
+  waitForStatus,
+} from './process-kit';
 
 /**
  * The quick-start runner with nothing configured: a private PostgreSQL server in the data folder, a

@@ -28,7 +28,10 @@ export function baseConfigSpecs(defaultPort: number) {
       choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
       default: 'info',
     }),
-    DATABASE_URL: url({ default: undefined, desc: 'Postgres URL; absent = embedded PGlite in DATA_DIR' }),
+    DATABASE_URL: url({
+      default: undefined,
+      desc: 'Postgres URL; absent = the embedded PostgreSQL server in DATA_DIR',
+    }),
     DATA_DIR: str({ default: '.data', desc: 'Folder of the embedded database, blobs and keys' }),
     AMQP_URL: url({ default: undefined, desc: 'RabbitMQ URL; absent = in-process bus' }),
     AMQP_NAMESPACE: str({

@@ -29,7 +29,8 @@ export async function runServiceMain<C extends BaseConfig>(
     const runtime = await createServiceRuntime(definition, config, { lifecycle, logger });
     await runtime.listen();
   } catch (error) {
-    if (error instanceof EmbeddedDatabaseError) process.stderr.write(`${definition.name}: ${error.message}\n`);
+    if (error instanceof EmbeddedDatabaseError)
+      process.stderr.write(`${definition.name}: ${error.message}\n`);
     else logger.fatal({ err: error }, 'start failed');
     await lifecycle.shutdown();
     process.exit(1);

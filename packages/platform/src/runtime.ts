@@ -117,7 +117,10 @@ export async function createServiceRuntime<C extends BaseConfig>(
     if (!databaseUrl) {
       let server = options.embeddedPostgres;
       if (!server) {
-        server = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, log: (message) => logger.info(message) });
+        server = await startEmbeddedPostgres({
+          dataDir: config.DATA_DIR,
+          log: (message) => logger.info(message),
+        });
         closers.push({ name: 'embedded-postgres', close: server.stop });
       }
       databaseUrl = server.url(embeddedDatabaseName(definition.name));

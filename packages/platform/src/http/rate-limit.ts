@@ -132,7 +132,11 @@ export type FailureLimitRule = Omit<RateLimitRule, 'skipSuccessfulRequests' | 's
 export function createFailureLimiter(deps: RateLimiterDeps, rule: FailureLimitRule): RequestHandler {
   if (!RULE_NAME.test(rule.name)) throw new Error(`rate-limit rule name "${rule.name}" is not a token`);
   const log = deps.logger.child({ rateLimit: rule.name });
-  const store: Store = new PostgresRateLimitStore({ dataSource: deps.dataSource, logger: log, prefix: `${rule.name}:` });
+  const store: Store = new PostgresRateLimitStore({
+    dataSource: deps.dataSource,
+    logger: log,
+    prefix: `${rule.name}:`,
+  });
   store.init?.({ windowMs: rule.windowMs } as Options);
   const windowSeconds = Math.ceil(rule.windowMs / 1000);
   const detail = rule.message ?? 'Too many failed attempts, try again later';

@@ -7,7 +7,7 @@ type Callback<T = void> = (error: unknown, value?: T) => void;
  * express-session store in the service's Postgres (table `collab_sessions`), so every replica
  * sees every session and a restart logs nobody out. Expired rows are refused on read and purged
  * in the background. Uses the data source's pool, one statement per call, never inside a
- * transaction (safe on PGlite's single connection).
+ * transaction.
  */
 export class PostgresSessionStore extends session.Store {
   private lastPurge = 0;

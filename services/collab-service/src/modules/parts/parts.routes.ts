@@ -81,6 +81,7 @@ export function mountPartRoutes(
     maxRows: config.IMPORT_MAX_ROWS,
     timeoutMs: config.IMPORT_TIMEOUT_MS,
     concurrency: config.IMPORT_CONCURRENCY,
+    queueWaitMs: config.IMPORT_QUEUE_WAIT_MS,
   });
   mountPartImportRoute(routing, imports, maxBytes);
   const param = (req: { params: Record<string, string | string[]> }, name: string) =>

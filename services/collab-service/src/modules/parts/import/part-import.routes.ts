@@ -9,11 +9,19 @@ import type { PartImportService } from './part-import.service';
 
 const MB = 1024 * 1024;
 
-/** Answers 503 while the process runs its share of imports; frees the slot when the response ends. */
+/**
+ * Waits (IMPORT_QUEUE_WAIT_MS) for one of the process's import slots, else answers 503; frees the
+ * slot when the response ends. The body is not read while waiting.
+ */
 function importSlot(imports: PartImportService): RequestHandler {
-  return (_req, res, next) => {
-    const free = imports.tryStart();
+  return async (_req, res, next) => {
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    res.on('close', onClose);
+    const free = await imports.acquire(gone.signal);
+    res.off('close', onClose);
     if (!free) {
+      if (gone.signal.aborted) return; // the client left while waiting: nobody to answer
       next(
         new AppError('unavailable', 503, 'Too many imports are running; try again in a few seconds', {
           retryable: true,
@@ -72,7 +80,11 @@ const FORM_SCHEMA = {
   properties: {
     file: { type: 'string', format: 'binary', description: 'CSV (UTF-8) or XLSX, at most IMPORT_MAX_MB' },
     workspace: { type: 'string', description: 'Or the `workspace` query parameter' },
-    dryRun: { type: 'string', enum: ['true', 'false'], description: '`true`: report only, write nothing' },
+    dryRun: {
+      type: 'string',
+      enum: ['true', 'false'],
+      description: '`true`: report only, write nothing (or the `dryRun` query parameter)',
+    },
   },
 };
 
@@ -87,11 +99,12 @@ export function mountPartImportRoute(routing: CollabRouting, imports: PartImport
       'or unit_of_measure, lifecycle or life_cycle, attributes or attrs or json, manufacturer_part_number or ' +
       'mpn, ...). Tags are comma or pipe separated, attributes a JSON object. A row whose part number exists ' +
       'updates that part (blank cells keep the stored value); a row that changes nothing is not written. ' +
-      '`dryRun=true` answers the report and writes nothing. Otherwise every row is written in one transaction, ' +
+      '`dryRun=true` (form field or query parameter) answers the report and writes nothing. Otherwise every row is written in one transaction, ' +
       'or, when any row has an error, none (400 with the report). Domain warnings (e.g. an electronic part ' +
       'without `package`) do not stop the import. The importing user gets `import.progress` events on the ' +
       'event stream. Files over IMPORT_MAX_MB or IMPORT_MAX_ROWS: 413; not CSV/XLSX, or a CSV that is not ' +
-      'UTF-8: 415; formulas are never evaluated (the stored result is used; none stored: a row error).',
+      'UTF-8: 415; formulas are never evaluated (the stored result is used; none stored: a row error). At most ' +
+      'IMPORT_CONCURRENCY imports run per process; more wait up to IMPORT_QUEUE_WAIT_MS, then 503.',
     tags: ['parts'],
     role: 'engineer',
     workspace: (req) => fromQuery('workspace')(req) ?? fromBody('workspace')(req),
@@ -119,6 +132,16 @@ export function mountPartImportRoute(routing: CollabRouting, imports: PartImport
       const body = { ...(req.body as Record<string, unknown>) };
       if ('dry_run' in body && !('dryRun' in body)) body.dryRun = body.dry_run;
       delete body.dry_run;
+      // `?dryRun=true` is what many clients send; a query flag must never be ignored into an apply.
+      const queryFlag = req.query.dryRun ?? req.query.dry_run;
+      if (queryFlag !== undefined) {
+        if ('dryRun' in body && body.dryRun !== queryFlag) {
+          throw new AppError('validation_failed', 400, 'dryRun differs between the form and the query', {
+            errors: [{ field: 'dryRun', message: 'form and query disagree' }],
+          });
+        }
+        body.dryRun = queryFlag;
+      }
       const form = await validateInput(ImportPartsForm, body, 'body');
       const aborted = new AbortController();
       res.on('close', () => {

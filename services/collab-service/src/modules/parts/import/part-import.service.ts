@@ -23,6 +23,8 @@ export interface PartImportLimits {
   timeoutMs: number;
   /** Imports one process runs at once. */
   concurrency: number;
+  /** How long an import waits for a free slot before it is turned away with 503. */
+  queueWaitMs: number;
 }
 
 export interface ImportUpload {
@@ -57,6 +59,7 @@ interface Findings {
  */
 export class PartImportService {
   private running = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(
     private readonly dataSource: DataSource,
@@ -66,15 +69,42 @@ export class PartImportService {
     private readonly limits: PartImportLimits,
   ) {}
 
-  /** A slot for one import, or null when `concurrency` imports run already; call the result once to free it. */
-  tryStart(): (() => void) | null {
-    if (this.running >= this.limits.concurrency) return null;
+  /**
+   * A slot for one import, waiting up to `queueWaitMs` (first come, first served) while `concurrency`
+   * imports run; null when none came free in time or `signal` aborted. Call the result once to free it.
+   */
+  acquire(signal?: AbortSignal): Promise<(() => void) | null> {
+    if (this.running < this.limits.concurrency) return Promise.resolve(this.grant());
+    return new Promise((resolve) => {
+      const leave = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', gone);
+        const index = this.waiting.indexOf(take);
+        if (index >= 0) this.waiting.splice(index, 1);
+      };
+      const take = () => {
+        leave();
+        resolve(this.grant());
+      };
+      const gone = () => {
+        leave();
+        resolve(null);
+      };
+      const timer = setTimeout(gone, this.limits.queueWaitMs);
+      signal?.addEventListener('abort', gone, { once: true });
+      this.waiting.push(take);
+    });
+  }
+
+  private grant(): () => void {
     this.running++;
     let freed = false;
     return () => {
       if (freed) return;
       freed = true;
       this.running--;
+      // The slot goes straight to the longest waiter.
+      this.waiting[0]?.();
     };
   }
 
@@ -128,8 +158,7 @@ export class PartImportService {
       }
 
       progress.send('writing', 0, total);
-      // No event of our own may be in flight on another connection once the transaction holds one
-      // (the embedded database serves one connection at a time).
+      // Committed before the import's transaction starts, so the importer sees `writing` before `done`.
       await progress.flush();
       return await this.dataSource.transaction(async (manager) => {
         const rules = await this.settings.rules(manager, access.id);

@@ -21,8 +21,8 @@ let base: string;
 const clients: SseClient[] = [];
 
 beforeAll(async () => {
-  // One import at a time, so a test can see the second one turned away.
-  stack = await startStack({ collab: { IMPORT_CONCURRENCY: '1' } });
+  // One import at a time and no waiting for a slot, so a test can see the second one turned away.
+  stack = await startStack({ collab: { IMPORT_CONCURRENCY: '1', IMPORT_QUEUE_WAIT_MS: '1' } });
   server = createServer(stack.collab.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -169,6 +169,22 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
     expect(report.errors.find((e) => e.column === 'Unit Cost')?.message).toMatch(/decimal separator/);
     expect(report.errors.find((e) => e.row === 508)?.message).toMatch(/already on row 2 of this file/);
     expect(report).toMatchObject({ created: 980, updated: 0, unchanged: 0, ignoredColumns: [] });
+    expect(await partCount(t.id)).toBe(0);
+  });
+
+  it('takes dryRun=true from the query too, and refuses a form and a query that disagree', async () => {
+    const file = csvOf([{ pn: 'Q-1', name: 'Query flag' }]);
+    const send = (query: string, form?: string) => {
+      const req = as(t.engineer).post(`/v1/parts/import?${query}`).field('workspace', t.workspace);
+      if (form) req.field('dryRun', form);
+      return req.attach('file', file, { filename: 'parts.csv', contentType: 'text/csv' });
+    };
+    const dry = await send('dryRun=true');
+    expect(dry.status).toBe(200);
+    expect(dry.body).toMatchObject({ dryRun: true, rows: 1, created: 1 });
+    const conflicting = await send('dryRun=true', 'false');
+    expect(conflicting.status).toBe(400);
+    expect(conflicting.body.errors).toEqual([{ field: 'dryRun', message: 'form and query disagree' }]);
     expect(await partCount(t.id)).toBe(0);
   });
 
