@@ -9,7 +9,7 @@
 // Postgres at BENCH_POSTGRES_URL (default the local test server) on a throwaway database, else the
 // embedded one; in-process bus. Figures are JSON lines.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -57,6 +57,8 @@ async function postJson(port, path, body) {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-auth-'));
+// Private by default; as root the embedded PostgreSQL server runs as `postgres`, which must enter it.
+chmodSync(dataDir, 0o755);
 const database = await throwawayDatabase('bench_auth', { optional: true });
 const config = loadApiConfig({
   DATA_DIR: dataDir,

@@ -1,7 +1,7 @@
 // Requests per second of GET /healthz on the real API host app (all middleware: request id, pino-http,
 // helmet, JSON parser, router, 404/error handlers) against a bare express app answering the same
 // JSON, measured in the same run. Target ratio >= 0.6.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +31,8 @@ function load(port) {
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'bench-http-'));
+// Private by default; as root the embedded PostgreSQL server runs as `postgres`, which must enter it.
+chmodSync(dataDir, 0o755);
 const config = loadApiConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
 const runtime = await createServiceRuntime(apiService, config, {
   logger: createLogger({ service: 'api-service', level: 'info' }),

@@ -1,11 +1,16 @@
 import { type ApiConfig, loadApiConfig } from '@hwp/api-service';
 import { type CollabConfig, loadCollabConfig } from '@hwp/collab-service';
 
-/** With DATABASE_URL set, each service still gets its own database on that server. */
-function databaseFor(url: string | undefined, database: string): string | undefined {
+/**
+ * With DATABASE_URL set, each service still gets its own database on that server: `api` and
+ * `collab`, or `<name>_api` and `<name>_collab` when the URL names a database other than `postgres`
+ * (several runners on one server).
+ */
+export function databaseFor(url: string | undefined, service: 'api' | 'collab'): string | undefined {
   if (!url) return undefined;
   const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
+  const named = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
+  parsed.pathname = `/${named && named !== 'postgres' ? `${named}_${service}` : service}`;
   return parsed.toString();
 }
 
