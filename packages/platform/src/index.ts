@@ -13,6 +13,7 @@ export * from './http/api-router';
 export * from './http/blob-routes';
 export * from './http/create-app';
 export * from './http/error-middleware';
+export * from './http/hostile-input';
 export * from './http/openapi';
 export * from './http/postgres-rate-limit-store';
 export * from './http/rate-limit';

@@ -6,6 +6,7 @@ import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
 import { ApiRouter } from './api-router';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
+import { rejectHostileInput } from './hostile-input';
 import { OpenApiBuilder, type OpenApiInfo } from './openapi';
 import { requestContext } from './request-context';
 
@@ -75,6 +76,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use((req, res, next) =>
     raw.some((prefix) => req.path.startsWith(prefix)) ? next() : json(req, res, next),
   );
+  app.use(rejectHostileInput());
 
   const openapi = new OpenApiBuilder(options.openapi);
   const api = new ApiRouter(openapi);

@@ -47,11 +47,27 @@ export function toAppError(error: unknown): AppError {
   if (e.code === 'LIMIT_FILE_SIZE' || e.code === 'LIMIT_FIELD_VALUE') {
     return new AppError('payload_too_large', 413, 'Uploaded file is too large');
   }
-  if (e.code === 'LIMIT_FILE_COUNT' || e.code === 'LIMIT_PART_COUNT' || e.code === 'LIMIT_UNEXPECTED_FILE') {
+  if (
+    e.code === 'LIMIT_FILE_COUNT' ||
+    e.code === 'LIMIT_PART_COUNT' ||
+    e.code === 'LIMIT_UNEXPECTED_FILE' ||
+    e.code === 'LIMIT_FIELD_COUNT' ||
+    e.code === 'LIMIT_FIELD_KEY' ||
+    e.code === 'MISSING_FIELD_NAME'
+  ) {
     return new AppError(
       'validation_failed',
       400,
       `Upload rejected: ${String((error as { message?: unknown }).message)}`,
+    );
+  }
+  // multer hands busboy's parse errors (truncated body, no boundary, a malformed part header) on
+  // with the list of cleaned-up files attached: the client sent a broken form.
+  if (!e.code && Array.isArray((error as { storageErrors?: unknown }).storageErrors)) {
+    return new AppError(
+      'validation_failed',
+      400,
+      `Malformed multipart body: ${String((error as { message?: unknown }).message)}`,
     );
   }
   // pg
@@ -59,8 +75,10 @@ export function toAppError(error: unknown): AppError {
     return new AppError('conflict', 409, 'A record with the same unique key already exists');
   if (e.code === '23503')
     return new AppError('conflict', 409, 'A referenced record does not exist or is still in use');
-  if (e.code === '23514' || e.code === '22P02' || e.code === '22001') {
-    return new AppError('validation_failed', 400, 'A value was rejected by a database constraint');
+  // 23514: a CHECK constraint; class 22 (data exception): a value the database cannot take as sent
+  // (NUL in text, bad number or date, string too long, malformed JSON path), i.e. the client's input.
+  if (e.code === '23514' || e.code?.startsWith('22')) {
+    return new AppError('validation_failed', 400, 'A value was rejected by the database');
   }
   if (e.code === '40001' || e.code === '40P01') {
     return new AppError('unavailable', 503, 'Concurrent update, retry the request', {

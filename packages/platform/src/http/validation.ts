@@ -2,6 +2,7 @@ import type { FieldError } from '@hwp/contracts';
 import { type ClassConstructor, plainToInstance } from 'class-transformer';
 import { type ValidationError as ClassValidationError, validate } from 'class-validator';
 import { ValidationError } from '../errors';
+import { assertCleanInput } from './hostile-input';
 
 function flatten(errors: ClassValidationError[], prefix = ''): FieldError[] {
   const out: FieldError[] = [];
@@ -25,6 +26,8 @@ export async function validateInput<T extends object>(
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new ValidationError(`The ${where} must be a JSON object`);
   }
+  // Form fields reach here without the JSON body's check (rejectHostileInput); it is cheap to repeat.
+  assertCleanInput(input, where);
   const instance = plainToInstance(dto, input, { enableImplicitConversion: where === 'query' });
   const errors = await validate(instance, {
     whitelist: true,

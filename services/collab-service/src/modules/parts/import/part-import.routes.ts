@@ -55,6 +55,12 @@ function spreadsheetUpload(maxBytes: number): RequestHandler {
         );
         return;
       }
+      if (error && !(error instanceof multer.MulterError) && !(error instanceof AppError)) {
+        // busboy's own parse errors (no boundary, a malformed part header, a truncated body).
+        const detail = error instanceof Error ? error.message : String(error);
+        next(new AppError('validation_failed', 400, `Malformed multipart body: ${detail}`));
+        return;
+      }
       next(error);
     });
   };
