@@ -18,12 +18,35 @@ const positiveInt = makeValidator<number>((input) => {
   return value;
 });
 
+/**
+ * `TRUST_PROXY`: the proxies whose X-Forwarded-For is believed (express's `trust proxy`): a hop count
+ * (`1` = one gateway in front) or addresses, subnets and express's names (`loopback`, `uniquelocal`)
+ * separated by commas. Empty trusts nobody. `true` (trust everyone) is refused: any client could
+ * then choose its own address and escape every per-IP limit.
+ */
+export const trustProxy = makeValidator<false | number | string[]>((input) => {
+  const value = String(input).trim();
+  if (value === '' || value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  if (value === 'true' || value === '*') {
+    throw new Error('must name the trusted proxies (a hop count or addresses), not trust everyone');
+  }
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+});
+
 /** Variables both services read (README lists them). `defaultPort` differs per service. */
 export function baseConfigSpecs(defaultPort: number) {
   return {
     NODE_ENV: str({ choices: ['development', 'test', 'production'], default: 'development' }),
     PORT: port({ default: defaultPort, desc: 'HTTP port' }),
     HOST: str({ default: '0.0.0.0', desc: 'Interface to listen on' }),
+    TRUST_PROXY: trustProxy({
+      default: false,
+      desc: 'Proxies whose X-Forwarded-For is believed: hop count or addresses/subnets; empty = none',
+    }),
     LOG_LEVEL: str({
       choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
       default: 'info',

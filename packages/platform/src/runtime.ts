@@ -16,6 +16,7 @@ export interface BaseConfig {
   readonly NODE_ENV: 'development' | 'test' | 'production';
   readonly PORT: number;
   readonly HOST: string;
+  readonly TRUST_PROXY: false | number | string[];
   readonly LOG_LEVEL: string;
   readonly DATABASE_URL?: string;
   readonly DATA_DIR: string;

@@ -42,6 +42,7 @@ export function createServiceApp<C extends BaseConfig>(
     service: deps.service,
     logger: deps.logger,
     jsonLimitBytes: deps.config.JSON_BODY_LIMIT_KB * 1024,
+    trustProxy: deps.config.TRUST_PROXY,
     rawBodyPrefixes: [`${deps.blobRoutePrefix}/`],
     openapi: {
       version: '1',

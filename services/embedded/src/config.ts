@@ -19,8 +19,11 @@ export function databaseFor(url: string | undefined, service: 'api' | 'collab'):
  * COLLAB_PORT (the services' PORT would collide in one process).
  */
 export function loadEmbeddedConfig(env: NodeJS.ProcessEnv): { api: ApiConfig; collab: CollabConfig } {
+  // Loopback unless HOST says otherwise: the quick start has an open dev mailbox with sign-in codes.
+  const host = env.HOST ?? '127.0.0.1';
   const api = loadApiConfig({
     ...env,
+    HOST: host,
     PORT: env.API_PORT ?? '3000',
     DATABASE_URL: databaseFor(env.DATABASE_URL, 'api'),
   });
@@ -28,6 +31,7 @@ export function loadEmbeddedConfig(env: NodeJS.ProcessEnv): { api: ApiConfig; co
     // The collaboration host verifies the API host's tokens through its JWKS, over loopback here.
     AUTH_JWKS_URL: `http://127.0.0.1:${api.PORT}/.well-known/jwks.json`,
     ...env,
+    HOST: host,
     PORT: env.COLLAB_PORT ?? '4000',
     DATABASE_URL: databaseFor(env.DATABASE_URL, 'collab'),
   });

@@ -23,6 +23,8 @@ export interface HttpAppOptions {
   mount: (api: ApiRouter, app: Express) => void;
   /** Path prefixes whose bodies are streamed by their handlers (never parsed as JSON). */
   rawBodyPrefixes?: string[];
+  /** express's `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client; default nobody. */
+  trustProxy?: false | number | string[];
   /** Per-check timeout of /readyz. */
   readinessTimeoutMs?: number;
 }
@@ -52,7 +54,7 @@ async function withTimeout(check: ReadinessCheck, ms: number): Promise<string> {
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', 'loopback, linklocal, uniquelocal');
+  app.set('trust proxy', options.trustProxy ?? false);
   app.set('query parser', 'extended');
 
   app.use(requestContext());

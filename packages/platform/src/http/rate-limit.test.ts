@@ -40,6 +40,7 @@ function buildApp(dataSource: DataSource, limitRule: RateLimitRule) {
     service: 'rate-limit-test',
     logger,
     jsonLimitBytes: 1024 * 1024,
+    trustProxy: ['loopback'],
     openapi: { title: 'Rate limit test', version: '1', description: 'test' },
     readiness: {},
     mount: (api) => {
@@ -167,7 +168,7 @@ describe('createRateLimiter on Postgres', () => {
     await agent.get('/ping').set('X-User', 'ed').expect(200);
     await agent.get('/ping').set('X-User', 'ed').expect(429);
     await agent.get('/ping').set('X-User', 'fa').expect(200);
-    // Anonymous callers count by address. The peer is loopback, trusted like the gateway, so
+    // Anonymous callers count by address. The peer is loopback, trusted here like a gateway, so
     // X-Forwarded-For names the client; Forwarded is not read (and triggers no validation log).
     await agent
       .get('/ping')

@@ -39,6 +39,8 @@ export async function startTestService<C extends BaseConfig>(
     AMQP_URL: TEST_AMQP_URL,
     DATA_DIR: dataDir,
     OUTBOX_POLL_MS: '50',
+    // supertest connects from loopback; tests name their clients with X-Forwarded-For, as a gateway would.
+    TRUST_PROXY: 'loopback',
     // Each test service gets its own exchange and queues: parallel test files never steal each
     // other's messages, and the broker drops the queues a few minutes after the run.
     AMQP_NAMESPACE: `test-${randomBytes(4).toString('hex')}.`,

@@ -17,8 +17,9 @@ export function startApi(env: Record<string, string> = {}): Promise<ApiTestServi
 }
 
 /**
- * A client address of its own (through X-Forwarded-For, which the app trusts from loopback, as it
- * would from the gateway), so per-IP limits of one test never spill into another.
+ * A client address of its own (through X-Forwarded-For, which test services trust from loopback with
+ * TRUST_PROXY=loopback, as production trusts its gateway), so per-IP limits of one test never spill
+ * into another.
  */
 export function newClientIp(): string {
   const b = randomBytes(3);
