@@ -35,8 +35,10 @@ export async function startIssuer() {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const kid = randomBytes(8).toString('hex');
   const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' }] };
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(jwks));
+  const server = createServer((req, res) => {
+    // The API host's list of ended sessions, which the collaboration host reads before trusting tokens.
+    const body = req.url === '/auth/sessions/revoked' ? { items: [], as_of: new Date().toISOString() } : jwks;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const jwksUrl = `http://127.0.0.1:${server.address().port}/.well-known/jwks.json`;

@@ -244,6 +244,26 @@ export class UpdateUserRequest {
 }
 
 /** `POST /auth/logout?scope=local|others|global` (GoTrue): this session, the others, or all. */
+/** One ended session whose access tokens may still be unexpired. */
+export class RevokedSession {
+  @IsString()
+  session_id: string;
+
+  /** After this time every access token of the session has expired anyway. */
+  @IsString()
+  expires_at: string;
+}
+
+/** `GET /auth/sessions/revoked`: what other services must refuse (read at start and on reconnect). */
+export class RevokedSessionList {
+  @NestedList(() => RevokedSession)
+  items: RevokedSession[];
+
+  /** Server time of the answer. */
+  @IsString()
+  as_of: string;
+}
+
 export class LogoutQuery {
   @IsOptional()
   @IsIn(['local', 'others', 'global'])

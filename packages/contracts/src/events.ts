@@ -12,6 +12,8 @@ export const RoutingKeys = {
   fileProcessed: 'file.processed.v1',
   notificationRequested: 'notification.requested.v1',
   userUpdated: 'user.updated.v1',
+  /** Sessions the API host ended: their access tokens must be refused everywhere before `exp`. */
+  sessionRevoked: 'session.revoked.v1',
   /** One event of a workspace's log, for every collaboration replica to push to its SSE clients. */
   collabEvent: 'collab.event.v1',
   systemProbe: 'system.probe.v1',
@@ -63,6 +65,15 @@ export interface UserUpdatedData {
   firstName?: string | null;
   lastName?: string | null;
   avatarUrl?: string | null;
+}
+
+/** `session.revoked.v1`: sessions that ended (logout, refresh-token reuse, password change, user deleted). */
+export interface SessionRevokedData {
+  userId: string;
+  sessionIds: string[];
+  reason: 'logout' | 'refresh_token_reuse' | 'password_changed' | 'user_deleted';
+  /** ISO time after which no access token of these sessions can still be valid (revocation + token lifetime). */
+  expiresAt: string;
 }
 
 /**

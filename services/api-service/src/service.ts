@@ -7,6 +7,7 @@ import {
 import { createApp } from './app';
 import type { ApiConfig } from './config';
 import { CreateAccounts1763800000000 } from './db/migrations/1763800000000-CreateAccounts';
+import { CreateRevokedSessions1763800000200 } from './db/migrations/1763800000200-CreateRevokedSessions';
 import { IdentityEntity } from './modules/auth/identity.entity';
 import { OneTimeCodeEntity } from './modules/auth/one-time-code.entity';
 import { AuthSessionEntity, RefreshTokenEntity } from './modules/auth/session.entity';
@@ -32,7 +33,12 @@ const accountEntities = [
 export const apiService: ServiceDefinition<ApiConfig> = {
   name: 'api-service',
   entities: [...platformEntities, ...accountEntities, ...notificationEntities],
-  migrations: [...platformMigrations, CreateAccounts1763800000000, ...notificationMigrations],
+  migrations: [
+    ...platformMigrations,
+    CreateAccounts1763800000000,
+    ...notificationMigrations,
+    CreateRevokedSessions1763800000200,
+  ],
   blobRoutePrefix: '/blobs',
   createApp,
   async registerConsumers(deps) {

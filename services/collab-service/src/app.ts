@@ -2,7 +2,7 @@ import { createServiceApp, type PlatformDeps } from '@hwp/platform';
 import type { Express } from 'express';
 import type { CollabConfig } from './config';
 import { eventsModuleFor } from './modules/events/events.module';
-import { createIdentityModule } from './modules/identity/identity.module';
+import { identityModuleFor } from './modules/identity/identity.module';
 import { mountInvitationRoutes } from './modules/invitations/invitations.routes';
 import { mountPartRoutes } from './modules/parts/parts.routes';
 import { createRoleCheck } from './modules/workspaces/workspace-access';
@@ -12,7 +12,7 @@ import { WorkspacesService } from './modules/workspaces/workspaces.service';
 
 /** Builds the collab-service express app from its dependencies; it does not listen. */
 export function createApp(deps: PlatformDeps<CollabConfig>): Express {
-  const identity = createIdentityModule(deps);
+  const identity = identityModuleFor(deps);
   const roles = createRoleCheck(deps.dataSource);
   const events = eventsModuleFor(deps);
   const workspaces = new WorkspacesService(deps.dataSource, events.events);

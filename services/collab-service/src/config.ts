@@ -5,6 +5,8 @@ import { bool, num, str, url } from 'envalid';
 export interface CollabConfig extends BaseConfig {
   /** Where the API host publishes its access-token keys. */
   readonly AUTH_JWKS_URL: string;
+  readonly AUTH_REVOCATIONS_URL?: string;
+  readonly AUTH_REVOCATIONS_REFRESH_MS: number;
   readonly AUTH_ISSUER: string;
   readonly AUTH_AUDIENCE: string;
   /** Signs the session cookie; generated in DATA_DIR when unset outside production. */
@@ -36,6 +38,11 @@ export function collabConfigSpecs() {
       default: 'http://127.0.0.1:3000/.well-known/jwks.json',
       desc: "The API host's JWKS (access-token keys)",
     }),
+    AUTH_REVOCATIONS_URL: url({
+      default: undefined,
+      desc: "The API host's list of ended sessions; default /auth/sessions/revoked beside AUTH_JWKS_URL",
+    }),
+    AUTH_REVOCATIONS_REFRESH_MS: positive('How often the full list of ended sessions is re-read', 30_000),
     AUTH_ISSUER: str({ default: 'hwp-api', desc: 'Expected iss of access tokens' }),
     AUTH_AUDIENCE: str({ default: 'authenticated', desc: 'Expected aud of access tokens' }),
     SESSION_SECRET: str({ default: undefined, desc: 'Signs the session cookie (32+ characters)' }),

@@ -13,7 +13,7 @@ import { CreateParts1763900000300 } from './db/migrations/1763900000300-CreatePa
 import { eventEntities } from './modules/events/collab-event.entity';
 import { eventsModuleFor } from './modules/events/events.module';
 import { CollabUserEntity } from './modules/identity/collab-user.entity';
-import { createIdentityModule } from './modules/identity/identity.module';
+import { identityModuleFor } from './modules/identity/identity.module';
 import { InvitationEntity } from './modules/invitations/invitation.entity';
 import { partEntities } from './modules/parts/part.entity';
 import { WorkspaceEntity, WorkspaceMemberEntity } from './modules/workspaces/workspace.entity';
@@ -41,7 +41,7 @@ export const collabService: ServiceDefinition<CollabConfig> = {
   createApp,
   async registerConsumers(deps) {
     await registerPlatformConsumers(deps);
-    await createIdentityModule(deps).registerConsumer();
+    await identityModuleFor(deps).registerConsumer();
     await eventsModuleFor(deps).registerConsumer();
   },
 };

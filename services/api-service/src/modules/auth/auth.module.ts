@@ -15,6 +15,7 @@ import { AuthService, type Notify } from './auth.service';
 import { type CookieSettings, createAuthenticator } from './authenticate';
 import { CodesService } from './codes.service';
 import { PasswordHasher } from './passwords';
+import { mountRevocationRoutes } from './revocations.routes';
 import { SessionsService } from './sessions.service';
 import { loadSigningKeys, type SigningKeys } from './signing-keys';
 import { AccessTokenSigner } from './tokens';
@@ -72,8 +73,9 @@ export function createAuthModule(
     maxAttempts: config.OTP_MAX_ATTEMPTS,
     resendIntervalSeconds: config.OTP_RESEND_INTERVAL_SECONDS,
   });
-  const sessions = new SessionsService(dataSource, signer, tenants, {
+  const sessions = new SessionsService(bus, dataSource, signer, tenants, {
     secret,
+    tokenTtlSeconds: config.JWT_EXPIRY_SECONDS,
     reuseIntervalSeconds: config.REFRESH_TOKEN_REUSE_INTERVAL_SECONDS,
     checkCacheMs: config.SESSION_CHECK_CACHE_MS,
   });
@@ -166,6 +168,7 @@ export function createAuthModule(
         loginLimits,
         siteUrl,
       });
+      mountRevocationRoutes(api, dataSource, sessions.revocations);
     },
   };
 }

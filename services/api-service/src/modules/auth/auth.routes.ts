@@ -344,13 +344,16 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
   signedInRoute({
     method: 'post',
     path: '/auth/logout',
-    summary: 'End this session (scope=local), the others, or all (global)',
-    description: 'Its refresh tokens stop working at once, its access tokens within SESSION_CHECK_CACHE_MS.',
+    summary:
+      'End all sessions of the user (scope=global, the default, as GoTrue), this one (local) or the others',
+    description:
+      'Their refresh tokens stop working at once, their access tokens within SESSION_CHECK_CACHE_MS here and ' +
+      'within seconds on the collaboration host (`session.revoked.v1`).',
     query: LogoutQuery,
     responses: { 204: { description: 'Signed out' } },
     handler: async (req, res) => {
       const user = principal(req);
-      await sessions.revoke(user.id, user.sessionId, (res.locals.query as LogoutQuery).scope ?? 'local');
+      await sessions.revoke(user.id, user.sessionId, (res.locals.query as LogoutQuery).scope ?? 'global');
       clearSessionCookies(res, cookies);
       res.status(204).end();
     },

@@ -1,9 +1,10 @@
 import type { Session } from '@hwp/contracts';
-import { newId, UnauthorizedError } from '@hwp/platform';
+import { type Bus, newId, UnauthorizedError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { TenantsService } from '../tenants/tenants.service';
 import { IdentityEntity } from './identity.entity';
 import { AuthSessionEntity, RefreshTokenEntity } from './session.entity';
+import { SessionRevocations } from './session-revocations';
 import { type AccessTokenSigner, randomToken, sameHash, sha256, successorToken } from './tokens';
 import { UserEntity } from './user.entity';
 
@@ -20,6 +21,8 @@ export interface IssuedSession {
 
 export interface SessionSettings {
   secret: string;
+  /** Lifetime of an access token: a revoked session is listed that long. */
+  tokenTtlSeconds: number;
   reuseIntervalSeconds: number;
   checkCacheMs: number;
 }
@@ -34,13 +37,19 @@ const CACHE_LIMIT = 50_000;
  */
 export class SessionsService {
   private readonly alive = new Map<string, { alive: boolean; until: number }>();
+  readonly revocations: SessionRevocations;
+  private readonly dataSource: DataSource;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly bus: Bus,
+    dataSource: DataSource,
     private readonly signer: AccessTokenSigner,
     private readonly tenants: TenantsService,
     private readonly settings: SessionSettings,
-  ) {}
+  ) {
+    this.dataSource = dataSource;
+    this.revocations = new SessionRevocations(bus.outbox, settings.tokenTtlSeconds);
+  }
 
   private sign(user: UserEntity, sessionId: string, refreshToken: string): IssuedSession {
     const { token, expiresAt } = this.signer.sign({
@@ -101,7 +110,7 @@ export class SessionsService {
   /** Exchanges a refresh token for a new pair (see the class comment for reuse). */
   async refresh(token: string): Promise<{ user: UserEntity; issued: IssuedSession }> {
     const { secret, reuseIntervalSeconds } = this.settings;
-    const outcome = await this.dataSource.transaction(async (manager) => {
+    const outcome = await this.bus.transaction(async (manager) => {
       const row = await manager
         .createQueryBuilder(RefreshTokenEntity, 'r')
         .setLock('pessimistic_write')
@@ -134,6 +143,7 @@ export class SessionsService {
         return { user, sessionId: session.id, refreshToken: successor } as const;
       }
       await manager.delete(AuthSessionEntity, { id: session.id });
+      await this.revocations.record(manager, session.userId, [session.id], 'refresh_token_reuse');
       return { error: 'Refresh token already used: the session was revoked', revoked: session.id } as const;
     });
     if ('error' in outcome) {
@@ -151,16 +161,17 @@ export class SessionsService {
 
   /** Ends this session, the user's other sessions, or all of them. */
   async revoke(userId: string, sessionId: string, scope: 'local' | 'others' | 'global'): Promise<void> {
-    const query = this.dataSource.manager
-      .createQueryBuilder()
-      .delete()
-      .from(AuthSessionEntity)
-      .where('user_id = :userId', { userId })
-      .returning('id');
-    if (scope === 'local') query.andWhere('id = :sessionId', { sessionId });
-    if (scope === 'others') query.andWhere('id <> :sessionId', { sessionId });
-    const result = await query.execute();
-    for (const row of (result.raw ?? []) as { id: string }[]) this.markDead(row.id);
+    const ids = await this.bus.transaction(async (manager) => {
+      const where = scope === 'local' ? 'AND id = $2' : scope === 'others' ? 'AND id <> $2' : '';
+      const rows: [{ id: string }[], number] = await manager.query(
+        `DELETE FROM auth_sessions WHERE user_id = $1 ${where} RETURNING id`,
+        scope === 'global' ? [userId] : [userId, sessionId],
+      );
+      const ended = rows[0].map((r) => r.id);
+      await this.revocations.record(manager, userId, ended, 'logout');
+      return ended;
+    });
+    for (const id of ids) this.markDead(id);
   }
 
   /** Ends every session of a user but `keep` (password change), inside the caller's transaction. */
@@ -170,6 +181,7 @@ export class SessionsService {
       [userId, keep],
     );
     const ids = rows[0].map((r) => r.id);
+    await this.revocations.record(manager, userId, ids, 'password_changed');
     for (const id of ids) this.markDead(id);
     return ids;
   }

@@ -5,11 +5,13 @@ import {
   ErrorBodyDto,
   RoutingKeys,
   SessionResponse,
+  type SessionRevokedData,
   type UserUpdatedData,
 } from '@hwp/contracts';
 import {
   type AccessTokenVerifier,
   type ApiRouter,
+  AppError,
   createAccessTokenVerifier,
   type PlatformDeps,
   persistentSecret,
@@ -19,12 +21,15 @@ import type { Express as ExpressApp, Request, RequestHandler } from 'express';
 import session from 'express-session';
 import type { CollabConfig } from '../../config';
 import type { CollabUserEntity } from './collab-user.entity';
+import { RevokedSessions } from './revoked-sessions';
 import { PostgresSessionStore } from './session-store';
 import { presentUser, UsersService } from './users.service';
 
 declare module 'express-session' {
   interface SessionData {
     userId?: string;
+    /** The API host session of the token this cookie was made from: it ends with that session. */
+    apiSessionId?: string;
   }
 }
 
@@ -55,6 +60,21 @@ export interface IdentityModule {
   registerConsumer(): Promise<void>;
 }
 
+const modules = new WeakMap<object, IdentityModule>();
+
+/**
+ * The identity module of a service runtime: one per `deps`, because the consumers (registered first)
+ * and the routes must share one list of ended sessions. (Issue 12 replaces this with one wiring.)
+ */
+export function identityModuleFor(deps: PlatformDeps<CollabConfig>): IdentityModule {
+  let module = modules.get(deps);
+  if (!module) {
+    module = createIdentityModule(deps);
+    modules.set(deps, module);
+  }
+  return module;
+}
+
 /**
  * Identity of the collaboration host (DECISIONS.md section 4): the API host's access tokens,
  * verified through its JWKS, either sent as a bearer token on every request (integrations) or
@@ -67,6 +87,11 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     jwksUrl: config.AUTH_JWKS_URL,
     issuer: config.AUTH_ISSUER,
     audience: config.AUTH_AUDIENCE,
+  });
+  const revoked = new RevokedSessions({
+    url: config.AUTH_REVOCATIONS_URL ?? new URL('/auth/sessions/revoked', config.AUTH_JWKS_URL).toString(),
+    refreshMs: config.AUTH_REVOCATIONS_REFRESH_MS,
+    logger: deps.logger,
   });
   const ttlMs = config.SESSION_TTL_HOURS * 3_600_000;
   const store = new PostgresSessionStore(dataSource, ttlMs);
@@ -94,14 +119,33 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     return match ? match[1] : null;
   }
 
+  /** A token signed by the API host whose session has not ended (401 otherwise). */
+  async function verifyLive(token: string) {
+    const verified = await verifier.verify(token);
+    await revoked.assertLive(verified.sessionId);
+    return verified;
+  }
+
   async function identify(req: Request): Promise<CollabUserEntity | null> {
     const token = bearerOf(req);
     if (token) {
-      const verified = await verifier.verify(token);
+      const verified = await verifyLive(token);
       return users.ensureFromToken({ id: verified.userId, email: verified.email });
     }
     const userId = req.session?.userId;
     if (!userId) return null;
+    const apiSessionId = req.session.apiSessionId;
+    if (apiSessionId) {
+      try {
+        await revoked.assertLive(apiSessionId);
+      } catch (error) {
+        // The session the cookie was made from ended: so does the cookie.
+        if (error instanceof AppError && error.status === 401) {
+          await new Promise<void>((done) => req.session.destroy(() => done()));
+        }
+        throw error;
+      }
+    }
     return users.byId(userId);
   }
 
@@ -129,12 +173,13 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
         const token = bearerOf(req);
         if (!token)
           throw new UnauthorizedError('Send the API host access token as Authorization: Bearer <token>');
-        const verified = await verifier.verify(token);
+        const verified = await verifyLive(token);
         const user = await users.ensureFromToken({ id: verified.userId, email: verified.email });
         await new Promise<void>((done, fail) =>
           req.session.regenerate((error) => (error ? fail(error) : done())),
         );
         req.session.userId = user.id;
+        req.session.apiSessionId = verified.sessionId;
         await new Promise<void>((done, fail) => req.session.save((error) => (error ? fail(error) : done())));
         res.json({ user: presentUser(user) });
       },
@@ -205,6 +250,15 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     },
     mount,
     async registerConsumer() {
+      // Every replica keeps its own list: a broadcast subscription, plus full re-reads (see RevokedSessions).
+      await bus.subscribe(
+        { consumer: 'session-revocations', patterns: [RoutingKeys.sessionRevoked], broadcast: true },
+        async (event) => {
+          revoked.add(event.data as SessionRevokedData);
+        },
+      );
+      revoked.start();
+      deps.lifecycle.onShutdown('session-revocations', () => revoked.stop());
       await bus.subscribe(
         { consumer: 'user-sync', patterns: [RoutingKeys.userUpdated] },
         async (event, manager) => {

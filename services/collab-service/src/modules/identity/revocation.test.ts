@@ -1,0 +1,139 @@
+import { expectEventually } from '@hwp/platform/test-kit';
+import type { Express } from 'express';
+import request from 'supertest';
+import {
+  type CollabTestService,
+  collabAs,
+  newUser,
+  type Stack,
+  startStack,
+  type TestUser,
+} from '../../../test/support/collab-test-kit';
+
+let stack: Stack;
+let replica: CollabTestService;
+beforeAll(async () => {
+  // Replicas share the session secret (as in production), so a cookie works on each of them.
+  stack = await startStack({ collab: { SESSION_SECRET: 'revocation-test-session-secret-0123456789' } });
+  replica = await stack.startCollabReplica();
+}, 60_000);
+afterAll(() => stack?.stop());
+
+interface Session {
+  token: string;
+  refresh: string;
+  /** A collaboration session cookie made from the token. */
+  cookie: string;
+}
+
+/** Another sign-in of the same user: its own API host session, token and collaboration cookie. */
+async function signIn(user: TestUser): Promise<Session> {
+  const login = await request(stack.api.app)
+    .post('/auth/login')
+    .set('X-Forwarded-For', user.ip)
+    .send({ email: user.email, password: user.password })
+    .expect(200);
+  const token = login.body.session.access_token as string;
+  const exchange = await collabAs(stack.collab.app, { token }).post('/api/auth/session').expect(200);
+  const raw = exchange.headers['set-cookie'] as unknown as string[];
+  const cookie = raw.find((c) => c.startsWith('hwp.sid='))?.split(';')[0] as string;
+  return { token, refresh: login.body.session.refresh_token, cookie };
+}
+
+function statusBy(app: Express, session: Session, via: 'token' | 'cookie'): Promise<number> {
+  const req = request(app).get('/v1/workspaces');
+  return (
+    via === 'token' ? req.set('Authorization', `Bearer ${session.token}`) : req.set('Cookie', session.cookie)
+  ).then((res) => res.status);
+}
+
+/** Token and cookie refused on both replicas within 5 s (and they were accepted before). */
+async function expectRefused(session: Session): Promise<void> {
+  await expectEventually(
+    async () => {
+      for (const app of [stack.collab.app, replica.app]) {
+        expect(await statusBy(app, session, 'token')).toBe(401);
+        expect(await statusBy(app, session, 'cookie')).toBe(401);
+      }
+    },
+    { timeoutMs: 5_000, intervalMs: 100 },
+  );
+}
+
+async function expectAccepted(session: Session): Promise<void> {
+  const statuses = [];
+  for (const app of [stack.collab.app, replica.app]) {
+    statuses.push(await statusBy(app, session, 'token'), await statusBy(app, session, 'cookie'));
+  }
+  expect(statuses).toEqual([200, 200, 200, 200]);
+}
+
+/**
+ * The collaboration host verifies tokens from the JWKS alone; ended sessions reach it as
+ * `session.revoked.v1` (every replica) and through `GET /auth/sessions/revoked` (a replica started
+ * later catches up before it trusts a token).
+ */
+describe('ended API host sessions on the collaboration host', () => {
+  const ended: Session[] = [];
+
+  test('logout local ends that session only; logout others the rest; logout global (the default) all', async () => {
+    const user = await newUser(stack);
+    const [a, b, c] = [await signIn(user), await signIn(user), await signIn(user)];
+    await expectAccepted(a);
+    await collabAs(stack.api.app, { token: a.token }).post('/auth/logout?scope=local').expect(204);
+    await expectRefused(a);
+    await expectAccepted(b);
+
+    await collabAs(stack.api.app, { token: b.token }).post('/auth/logout?scope=others').expect(204);
+    await expectRefused(c);
+    await expectAccepted(b);
+
+    await collabAs(stack.api.app, { token: b.token }).post('/auth/logout').expect(204);
+    await expectRefused(b);
+    ended.push(a, b, c);
+  });
+
+  test('reusing a rotated refresh token ends the session everywhere', async () => {
+    const user = await newUser(stack);
+    const s = await signIn(user);
+    const first = await request(stack.api.app)
+      .post('/auth/refresh')
+      .send({ refresh_token: s.refresh })
+      .expect(200);
+    await request(stack.api.app)
+      .post('/auth/refresh')
+      .send({ refresh_token: first.body.session.refresh_token })
+      .expect(200);
+    await request(stack.api.app).post('/auth/refresh').send({ refresh_token: s.refresh }).expect(401);
+    await expectRefused(s);
+    ended.push(s);
+  });
+
+  test('a password change ends the other sessions', async () => {
+    const user = await newUser(stack);
+    const [keep, other] = [await signIn(user), await signIn(user)];
+    await collabAs(stack.api.app, { token: keep.token })
+      .put('/auth/user')
+      .send({ password: 'a brand new password' })
+      .expect(200);
+    await expectRefused(other);
+    await expectAccepted(keep);
+    ended.push(other);
+  });
+
+  test('a replica started after the revocations refuses those tokens from its first request', async () => {
+    const late = await stack.startCollabReplica();
+    for (const session of ended) {
+      expect(await statusBy(late.app, session, 'token')).toBe(401);
+      expect(await statusBy(late.app, session, 'cookie')).toBe(401);
+    }
+    const fresh = await signIn(await newUser(stack));
+    expect(await statusBy(late.app, fresh, 'token')).toBe(200);
+  });
+
+  test('the API host lists ended sessions until their last token has expired', async () => {
+    const res = await request(stack.api.app).get('/auth/sessions/revoked').expect(200);
+    expect(res.body.items.length).toBeGreaterThanOrEqual(ended.length);
+    for (const item of res.body.items) expect(Date.parse(item.expires_at)).toBeGreaterThan(Date.now());
+  });
+});

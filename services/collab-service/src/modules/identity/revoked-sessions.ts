@@ -1,0 +1,110 @@
+import type { RevokedSessionList, SessionRevokedData } from '@hwp/contracts';
+import type { Logger } from '@hwp/platform';
+import { AppError } from '@hwp/platform';
+
+export interface RevokedSessionsOptions {
+  /** The API host's `GET /auth/sessions/revoked`. */
+  url: string;
+  /** Re-read this often, in case events were missed (broker away, replica restarted). */
+  refreshMs: number;
+  logger: Logger;
+  fetchTimeoutMs?: number;
+}
+
+/**
+ * Sessions the API host ended whose tokens may still be unexpired. Fed live by `session.revoked.v1`
+ * (every replica receives it) and read in full from the API host at start and every `refreshMs`, so
+ * a replica that missed events catches up. No token is trusted before the first full read succeeded.
+ */
+export class RevokedSessions {
+  private readonly until = new Map<string, number>();
+  private loaded = false;
+  private loading: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: RevokedSessionsOptions) {}
+
+  /** Adds what an event says (idempotent). */
+  add(data: SessionRevokedData): void {
+    const expires = Date.parse(data.expiresAt);
+    for (const id of data.sessionIds) this.remember(id, expires);
+  }
+
+  /**
+   * Throws 401 for a revoked session, 503 while the list could never be read (a token of an ended
+   * session must not slip through a replica that just started).
+   */
+  async assertLive(sessionId: string): Promise<void> {
+    if (!this.loaded) {
+      await this.refresh().catch(() => undefined);
+      if (!this.loaded) {
+        throw new AppError(
+          'unavailable',
+          503,
+          'Session revocations could not be read from the API host yet',
+          {
+            retryable: true,
+            headers: { 'Retry-After': '2' },
+          },
+        );
+      }
+    }
+    const expires = this.until.get(sessionId);
+    if (expires !== undefined && expires > Date.now()) {
+      throw new AppError('unauthorized', 401, 'The session of this token has ended; sign in again');
+    }
+  }
+
+  isRevoked(sessionId: string): boolean {
+    const expires = this.until.get(sessionId);
+    return expires !== undefined && expires > Date.now();
+  }
+
+  /** Reads the full list now (one read at a time). */
+  refresh(): Promise<void> {
+    this.loading ??= this.read().finally(() => {
+      this.loading = null;
+    });
+    return this.loading;
+  }
+
+  start(): void {
+    void this.refresh().catch(() => undefined);
+    this.timer = setInterval(() => {
+      this.refresh().catch(() => undefined);
+    }, this.options.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private remember(sessionId: string, expires: number): void {
+    if (!Number.isFinite(expires)) return;
+    const known = this.until.get(sessionId) ?? 0;
+    if (expires > known) this.until.set(sessionId, expires);
+  }
+
+  private async read(): Promise<void> {
+    try {
+      const res = await fetch(this.options.url, {
+        signal: AbortSignal.timeout(this.options.fetchTimeoutMs ?? 3_000),
+      });
+      if (!res.ok) throw new Error(`${this.options.url} answered ${res.status}`);
+      const list = (await res.json()) as RevokedSessionList;
+      if (!Array.isArray(list?.items))
+        throw new Error(`${this.options.url} did not answer a list of sessions`);
+      const now = Date.now();
+      for (const [id, expires] of this.until) if (expires <= now) this.until.delete(id);
+      for (const item of list.items) this.remember(item.session_id, Date.parse(item.expires_at));
+      if (!this.loaded)
+        this.options.logger.info({ revoked: list.items.length }, 'session revocations loaded');
+      this.loaded = true;
+    } catch (error) {
+      this.options.logger.warn({ err: error, url: this.options.url }, 'reading session revocations failed');
+      throw error;
+    }
+  }
+}
