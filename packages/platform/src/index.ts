@@ -12,6 +12,7 @@ export * from './http/1763700000002-create-rate-limit-counters';
 export * from './http/api-router';
 export * from './http/blob-routes';
 export * from './http/create-app';
+export * from './http/csrf';
 export * from './http/error-middleware';
 export * from './http/hostile-input';
 export * from './http/openapi';

@@ -1,13 +1,18 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { AccessTokenClaims } from '@hwp/contracts';
-import { AppError, currentContext, ForbiddenError, UnauthorizedError } from '@hwp/platform';
+import {
+  AppError,
+  CSRF_HEADER,
+  checkCsrfToken,
+  csrfToken,
+  currentContext,
+  UnauthorizedError,
+} from '@hwp/platform';
 import type { CookieOptions, Request, RequestHandler, Response } from 'express';
 import jwt from 'jsonwebtoken';
 import { Passport } from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
 import type { SessionsService } from './sessions.service';
 import type { SigningKeys } from './signing-keys';
-import { csrfToken } from './tokens';
 
 /** Who a request is authenticated as (set on `req.user`). */
 export interface Principal {
@@ -35,9 +40,8 @@ export const COOKIES = {
   refresh: 'hwp-refresh-token',
   csrf: 'hwp-csrf-token',
 } as const;
-/** Header a cookie-authenticated state-changing request carries: the value of the CSRF cookie. */
-export const CSRF_HEADER = 'x-csrf-token';
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+export { CSRF_HEADER };
+
 const REFRESH_COOKIE_PATH = '/auth';
 const REFRESH_COOKIE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -47,21 +51,9 @@ export interface CookieSettings {
   secret: string;
 }
 
-export function sameToken(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 /** Signed double-submit: the header must equal HMAC(secret, session id), the value of the CSRF cookie. */
 export function checkCsrf(req: Request, sessionId: string, secret: string): void {
-  if (SAFE_METHODS.has(req.method)) return;
-  const sent = req.get(CSRF_HEADER);
-  if (!sent || !sameToken(sent, csrfToken(secret, sessionId))) {
-    throw new ForbiddenError(
-      `Cookie-authenticated requests that change state need the ${CSRF_HEADER} header (the ${COOKIES.csrf} cookie's value)`,
-    );
-  }
+  checkCsrfToken(req, sessionId, secret, COOKIES.csrf);
 }
 
 export function setSessionCookies(

@@ -35,11 +35,6 @@ export function sameHash(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The CSRF token of a cookie session: derived from the session, so nothing more is stored. */
-export function csrfToken(secret: string, sessionId: string): string {
-  return createHmac('sha256', secret).update(`csrf:${sessionId}`).digest('base64url');
-}
-
 export interface AccessTokenSubject {
   userId: string;
   sessionId: string;

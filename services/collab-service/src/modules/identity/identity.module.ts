@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import {
   AuthConfigResponse,
   ClientConfigResponse,
@@ -14,15 +13,13 @@ import {
   AppError,
   createAccessTokenVerifier,
   type PlatformDeps,
-  persistentSecret,
   UnauthorizedError,
 } from '@hwp/platform';
 import type { Express as ExpressApp, Request, RequestHandler } from 'express';
-import session from 'express-session';
 import type { CollabConfig } from '../../config';
 import type { CollabUserEntity } from './collab-user.entity';
+import { CSRF_COOKIE, createCookieSessions, SESSION_COOKIE } from './cookie-sessions';
 import { RevokedSessions } from './revoked-sessions';
-import { PostgresSessionStore } from './session-store';
 import { presentUser, UsersService } from './users.service';
 
 declare module 'express-session' {
@@ -42,7 +39,7 @@ declare global {
   }
 }
 
-export const SESSION_COOKIE = 'hwp.sid';
+export { CSRF_COOKIE, SESSION_COOKIE };
 export const BEARER = ['bearerAuth', 'sessionCookie'];
 
 export function currentUser(req: Request): CollabUserEntity {
@@ -93,25 +90,7 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     refreshMs: config.AUTH_REVOCATIONS_REFRESH_MS,
     logger: deps.logger,
   });
-  const ttlMs = config.SESSION_TTL_HOURS * 3_600_000;
-  const store = new PostgresSessionStore(dataSource, ttlMs);
-  const secret =
-    config.SESSION_SECRET ?? persistentSecret(resolve(config.DATA_DIR, deps.service), 'session-secret.key');
-  const sessions = session({
-    name: SESSION_COOKIE,
-    store,
-    secret,
-    resave: false,
-    saveUninitialized: false,
-    rolling: true,
-    cookie: {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: config.COOKIE_SECURE ?? config.NODE_ENV === 'production',
-      maxAge: ttlMs,
-      path: '/',
-    },
-  });
+  const cookies = createCookieSessions(deps);
 
   function bearerOf(req: Request): string | null {
     const header = req.get('authorization');
@@ -165,7 +144,10 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
       path: '/api/auth/session',
       summary: 'Exchange an API host access token (bearer) for a session cookie',
       description:
-        'Sets an HttpOnly, SameSite=Lax cookie (Secure in production); the session id is rotated on every exchange.',
+        'Sets an HttpOnly, SameSite=Lax session cookie (Secure and `__Host-` prefixed in production; the id is ' +
+        'rotated on every exchange) and a readable `hwp.csrf` cookie: requests that change state with the session ' +
+        'cookie must send its value in X-CSRF-Token and come from this host or an allowed origin (CORS_ORIGINS, ' +
+        'SITE_URL), else 403. Bearer requests need neither.',
       tags: ['session'],
       security: ['bearerAuth'],
       responses: { 200: { description: 'Signed in', schema: SessionResponse } },
@@ -181,6 +163,7 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
         req.session.userId = user.id;
         req.session.apiSessionId = verified.sessionId;
         await new Promise<void>((done, fail) => req.session.save((error) => (error ? fail(error) : done())));
+        cookies.setCsrfCookie(res, req.sessionID);
         res.json({ user: presentUser(user) });
       },
     });
@@ -197,7 +180,7 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
             req.session.destroy((error) => (error ? fail(error) : done())),
           );
         }
-        res.clearCookie(SESSION_COOKIE, { path: '/' });
+        cookies.clear(res);
         res.status(204).end();
       },
     });
@@ -246,7 +229,11 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     verifier,
     requireUser,
     install(app) {
-      app.use(sessions);
+      app.use(cookies.middleware);
+      // Only requests authenticated by the session cookie alone (no bearer token) are checked.
+      app.use((req, res, next) =>
+        bearerOf(req) || !req.session?.userId ? next() : cookies.csrfGuard(req, res, next),
+      );
     },
     mount,
     async registerConsumer() {

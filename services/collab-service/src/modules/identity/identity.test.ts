@@ -8,10 +8,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => stack?.stop());
 
-function cookieOf(res: request.Response): string {
+function cookieOf(res: request.Response, name = 'hwp.sid'): string {
   const raw = res.headers['set-cookie'] as unknown as string[] | undefined;
-  const cookie = raw?.find((c) => c.startsWith('hwp.sid='));
-  if (!cookie) throw new Error('no session cookie');
+  const cookie = raw?.find((c) => c.startsWith(`${name}=`));
+  if (!cookie) throw new Error(`no ${name} cookie`);
   return cookie;
 }
 
@@ -26,12 +26,14 @@ describe('collaboration sessions', () => {
     expect(setCookie).toMatch(/HttpOnly/);
     expect(setCookie).toMatch(/SameSite=Lax/);
     const cookie = setCookie.split(';')[0];
+    const csrf = decodeURIComponent(cookieOf(exchange, 'hwp.csrf').split(';')[0].slice('hwp.csrf='.length));
 
     const session = await request(stack.collab.app).get('/api/session').set('Cookie', cookie);
     expect(session.body.user).toMatchObject({ id: user.user.id });
     const created = await request(stack.collab.app)
       .post('/v1/workspaces')
       .set('Cookie', cookie)
+      .set('X-CSRF-Token', csrf)
       .send({ name: `ws-${Date.now()}` });
     expect(created.status).toBe(201);
     expect(created.body.role).toBe('owner');
@@ -40,6 +42,14 @@ describe('collaboration sessions', () => {
     const again = await collabAs(stack.collab.app, user).post('/api/auth/session').set('Cookie', cookie);
     expect(cookieOf(again).split(';')[0]).not.toBe(cookie);
 
+    const rotated = decodeURIComponent(cookieOf(again, 'hwp.csrf').split(';')[0].slice('hwp.csrf='.length));
+    const againCookie = cookieOf(again).split(';')[0];
+    await request(stack.collab.app).post('/api/auth/logout').set('Cookie', againCookie).expect(403);
+    await request(stack.collab.app)
+      .post('/api/auth/logout')
+      .set('Cookie', againCookie)
+      .set('X-CSRF-Token', rotated)
+      .expect(204);
     await request(stack.collab.app).post('/api/auth/logout').set('Cookie', cookie).expect(204);
     const after = await request(stack.collab.app).get('/api/session').set('Cookie', cookie);
     expect(after.body).toEqual({ user: null });
