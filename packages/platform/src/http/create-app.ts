@@ -4,6 +4,7 @@ import helmet from 'helmet';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
+import { redactUrl } from '../logger';
 import { ApiRouter } from './api-router';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { rejectHostileInput } from './hostile-input';
@@ -67,7 +68,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
       customLogLevel: (_req, res, error) =>
         error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
       serializers: {
-        req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url }),
+        req: (req: { method: string; url: string }) => ({ method: req.method, url: redactUrl(req.url) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
