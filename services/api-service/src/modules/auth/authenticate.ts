@@ -141,7 +141,8 @@ export function createAuthenticator(
         passReqToCallback: true,
       },
       (req: Request, claims: AccessTokenClaims, done: (error: unknown, user?: Principal | false) => void) => {
-        if (!claims.sub || !claims.session_id) return done(null, false);
+        // jsonwebtoken accepts a token without exp: one that never expires is refused here.
+        if (!claims.sub || !claims.session_id || typeof claims.exp !== 'number') return done(null, false);
         sessions.isAlive(claims.session_id, claims.sub).then(
           (alive) =>
             done(

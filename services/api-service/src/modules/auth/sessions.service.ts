@@ -36,7 +36,7 @@ const CACHE_LIMIT = 50_000;
  * a replay deletes the whole session, so the thief's and the victim's tokens both stop working.
  */
 export class SessionsService {
-  private readonly alive = new Map<string, { alive: boolean; until: number }>();
+  private readonly alive = new Map<string, { alive: boolean; userId?: string; until: number }>();
   readonly revocations: SessionRevocations;
   private readonly dataSource: DataSource;
 
@@ -193,7 +193,8 @@ export class SessionsService {
   async isAlive(sessionId: string, userId: string): Promise<boolean> {
     const cached = this.alive.get(sessionId);
     const now = Date.now();
-    if (cached && cached.until > now) return cached.alive;
+    // A session belongs to one user: a token naming another user with this session id is refused.
+    if (cached && cached.until > now) return cached.alive && cached.userId === userId;
     const found = await this.dataSource.manager.exists(AuthSessionEntity, {
       where: { id: sessionId, userId },
     });
@@ -201,7 +202,8 @@ export class SessionsService {
       const oldest = this.alive.keys().next().value;
       if (oldest !== undefined) this.alive.delete(oldest);
     }
-    this.alive.set(sessionId, { alive: found, until: now + this.settings.checkCacheMs });
+    // Only a confirmed (session, user) pair is cached as alive; a mismatch is not cached at all.
+    if (found) this.alive.set(sessionId, { alive: true, userId, until: now + this.settings.checkCacheMs });
     return found;
   }
 

@@ -182,6 +182,11 @@ describe('forged and invalid access tokens', () => {
       'token_expired',
     ],
     ['the wrong audience', () => withApiKey({ aud: 'service_role' }), 'unauthorized'],
+    [
+      'no exp claim (a token that never expires), signed with the API host’s key',
+      () => withApiKey({ exp: undefined }),
+      'unauthorized',
+    ],
     ['the wrong issuer', () => withApiKey({ iss: 'https://evil.example' }), 'unauthorized'],
     [
       'HS256 keyed with the public key (key confusion)',
@@ -202,6 +207,12 @@ describe('forged and invalid access tokens', () => {
         timestamp: expect.stringMatching(ISO),
       });
     }
+  });
+
+  test('a genuine signature over another user’s sub with this session_id: 401 (the session names its user)', async () => {
+    const token = withApiKey({ sub: bob.user.id, exp: now() + 600 });
+    const res = await as(api.app, { token, ip: alice.ip }).get('/profile');
+    expect(res.status).toBe(401);
   });
 
   test.each(cases)('%s: refused by the JWKS verifier', async (_name, make, code) => {
