@@ -67,13 +67,17 @@ export interface UserUpdatedData {
   avatarUrl?: string | null;
 }
 
-/** `session.revoked.v1`: sessions that ended (logout, refresh-token reuse, password change, user deleted). */
+/**
+ * `session.revoked.v1` (DECISIONS.md section 1): sessions that ended (logout of any scope,
+ * refresh-token reuse, password change, user deleted).
+ */
 export interface SessionRevokedData {
-  userId: string;
-  sessionIds: string[];
+  session_ids: string[];
+  user_id: string;
+  /** Unix seconds after which no access token of these sessions can still be valid. */
+  exp: number;
+  /** Why they ended (additive to the decided shape). */
   reason: 'logout' | 'refresh_token_reuse' | 'password_changed' | 'user_deleted';
-  /** ISO time after which no access token of these sessions can still be valid (revocation + token lifetime). */
-  expiresAt: string;
 }
 
 /**

@@ -29,7 +29,12 @@ export class SessionRevocations {
        ON CONFLICT (session_id) DO NOTHING`,
       [sessionIds, userId, reason, expiresAt],
     );
-    const data: SessionRevokedData = { userId, sessionIds, reason, expiresAt: expiresAt.toISOString() };
+    const data: SessionRevokedData = {
+      session_ids: sessionIds,
+      user_id: userId,
+      exp: Math.ceil(expiresAt.getTime() / 1000),
+      reason,
+    };
     await this.outbox.add(manager, { type: RoutingKeys.sessionRevoked, actor: userId, data });
   }
 

@@ -26,8 +26,8 @@ export class RevokedSessions {
 
   /** Adds what an event says (idempotent). */
   add(data: SessionRevokedData): void {
-    const expires = Date.parse(data.expiresAt);
-    for (const id of data.sessionIds) this.remember(id, expires);
+    const expires = data.exp * 1000;
+    for (const id of data.session_ids ?? []) this.remember(id, expires);
   }
 
   /**
