@@ -30,6 +30,7 @@ export interface ApiConfig extends BaseConfig {
   readonly RATE_LIMIT_STANDARD_PER_WINDOW: number;
   readonly RATE_LIMIT_AI_PER_WINDOW: number;
   readonly LOGIN_MAX_FAILURES_PER_ACCOUNT: number;
+  readonly LOGIN_MAX_FAILURES_PER_ACCOUNT_TOTAL: number;
   readonly LOGIN_MAX_FAILURES_PER_IP: number;
   readonly LOGIN_FAILURE_WINDOW_MINUTES: number;
   readonly SMTP_URL?: string;
@@ -67,7 +68,11 @@ export function apiConfigSpecs() {
     RATE_LIMIT_WINDOW_MS: positive('Window of the standard and AI rate limits', 60_000),
     RATE_LIMIT_STANDARD_PER_WINDOW: positive('Requests per window, standard routes', 60),
     RATE_LIMIT_AI_PER_WINDOW: positive('Requests per window, AI routes', 10),
-    LOGIN_MAX_FAILURES_PER_ACCOUNT: positive('Failed logins per account per window', 5),
+    LOGIN_MAX_FAILURES_PER_ACCOUNT: positive('Failed logins per account and client address per window', 5),
+    LOGIN_MAX_FAILURES_PER_ACCOUNT_TOTAL: positive(
+      'Failed logins per account from all addresses per window',
+      100,
+    ),
     LOGIN_MAX_FAILURES_PER_IP: positive('Failed logins per IP per window', 50),
     LOGIN_FAILURE_WINDOW_MINUTES: positive('Window of the login failure limits', 15),
     SMTP_URL: url({ default: undefined, desc: 'smtp(s)://user:pass@host:port; absent = dev mailbox' }),

@@ -140,9 +140,18 @@ export function createAuthModule(
       key: clientKey,
       message: 'Too many failed logins from this address; try again later',
     }),
+    // Keyed on account and address: a guesser is stopped after a few tries, but cannot lock the
+    // owner out from elsewhere (DECISIONS.md section 1); the account-wide ceiling is far higher.
     createFailureLimiter(limiterDeps, {
       name: 'login-account',
       limit: config.LOGIN_MAX_FAILURES_PER_ACCOUNT,
+      windowMs: failureWindowMs,
+      key: (req) => `${accountOf(req)}|${clientKey(req)}`,
+      message: 'Too many failed logins for this account from this address; try again later',
+    }),
+    createFailureLimiter(limiterDeps, {
+      name: 'login-account-total',
+      limit: config.LOGIN_MAX_FAILURES_PER_ACCOUNT_TOTAL,
       windowMs: failureWindowMs,
       key: accountOf,
       message: 'Too many failed logins for this account; try again later',

@@ -28,6 +28,7 @@ beforeAll(async () => {
       OTP_TTL_SECONDS: '1',
       REFRESH_TOKEN_REUSE_INTERVAL_SECONDS: '1',
       OTP_RESEND_INTERVAL_SECONDS: '1',
+      LOGIN_MAX_FAILURES_PER_ACCOUNT_TOTAL: '8',
     }),
   ]);
 }, 60_000);
@@ -506,15 +507,40 @@ describe('rate limits', () => {
     expect(over.headers.ratelimit).toBeDefined();
   });
 
-  test('5 failed logins for one account lock it for the window, even with the right password', async () => {
+  test('5 failed logins for one account from one address lock that address out; the owner elsewhere still signs in', async () => {
     const user = await signUp(fast.app);
+    const attacker = newClientIp();
     for (let i = 0; i < 5; i++) {
+      const res = await post(fast.app, '/auth/login', attacker).send({
+        email: user.email,
+        password: 'wrong password',
+      });
+      expect(res.status).toBe(400);
+    }
+    const locked = await post(fast.app, '/auth/login', attacker).send({
+      email: user.email,
+      password: user.password,
+    });
+    expect(locked.status).toBe(429);
+    expect(locked.headers['retry-after']).toBeDefined();
+    const owner = await post(fast.app, '/auth/login', user.ip).send({
+      email: user.email,
+      password: user.password,
+    });
+    expect(owner.status).toBe(200);
+  });
+
+  test('failures spread over many addresses stop at the account-wide ceiling', async () => {
+    const user = await signUp(fast.app);
+    for (let i = 0; i < 8; i++) {
       const res = await post(fast.app, '/auth/login').send({ email: user.email, password: 'wrong password' });
       expect(res.status).toBe(400);
     }
-    const locked = await post(fast.app, '/auth/login').send({ email: user.email, password: user.password });
-    expect(locked.status).toBe(429);
-    expect(locked.headers['retry-after']).toBeDefined();
+    const ceiling = await post(fast.app, '/auth/login').send({
+      email: user.email,
+      password: 'wrong password',
+    });
+    expect(ceiling.status).toBe(429);
   });
 });
 
