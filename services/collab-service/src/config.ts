@@ -7,6 +7,7 @@ export interface CollabConfig extends BaseConfig {
   readonly AUTH_JWKS_URL: string;
   readonly AUTH_REVOCATIONS_URL?: string;
   readonly AUTH_REVOCATIONS_REFRESH_MS: number;
+  readonly RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: number;
   readonly AUTH_ISSUER: string;
   readonly AUTH_AUDIENCE: string;
   /** Signs the session cookie; generated in DATA_DIR when unset outside production. */
@@ -43,6 +44,10 @@ export function collabConfigSpecs() {
       desc: "The API host's list of ended sessions; default /auth/sessions/revoked beside AUTH_JWKS_URL",
     }),
     AUTH_REVOCATIONS_REFRESH_MS: positive('How often the full list of ended sessions is re-read', 30_000),
+    RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: positive(
+      'Requests per minute and address to protected routes that end in 401 (more answer 429)',
+      60,
+    ),
     AUTH_ISSUER: str({ default: 'hwp-api', desc: 'Expected iss of access tokens' }),
     AUTH_AUDIENCE: str({ default: 'authenticated', desc: 'Expected aud of access tokens' }),
     SESSION_SECRET: str({ default: undefined, desc: 'Signs the session cookie (32+ characters)' }),

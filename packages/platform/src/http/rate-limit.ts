@@ -120,7 +120,10 @@ export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): R
 }
 
 /** A limit on failures only (wrong passwords): see createFailureLimiter. */
-export type FailureLimitRule = Omit<RateLimitRule, 'skipSuccessfulRequests' | 'skipFailedRequests'>;
+export type FailureLimitRule = Omit<RateLimitRule, 'skipSuccessfulRequests' | 'skipFailedRequests'> & {
+  /** Which answers count as failures (default: every status >= 400 but 429). */
+  counts?: (status: number) => boolean;
+};
 
 /**
  * Blocks a key once `limit` failed requests (status >= 400, 429 excepted) were recorded in the
@@ -158,11 +161,32 @@ export function createFailureLimiter(deps: RateLimiterDeps, rule: FailureLimitRu
       return;
     }
     res.once('finish', () => {
-      if (res.statusCode < 400 || res.statusCode === 429) return;
+      const failed = rule.counts
+        ? rule.counts(res.statusCode)
+        : res.statusCode >= 400 && res.statusCode !== 429;
+      if (!failed) return;
       Promise.resolve(store.increment(key)).catch((error: unknown) => {
         log.warn({ err: error }, 'could not count a failed request');
       });
     });
     next();
   };
+}
+
+/**
+ * Requests to protected routes that end in 401 (no token, a bad or revoked one), counted per client
+ * address: past `limit` in the window the address gets 429 before its credentials are even looked
+ * at, so probing protected routes without a valid token is rate limited too.
+ */
+export function createUnauthenticatedLimiter(
+  deps: RateLimiterDeps,
+  rule: Pick<FailureLimitRule, 'limit' | 'windowMs'>,
+): RequestHandler {
+  return createFailureLimiter(deps, {
+    name: 'unauthenticated',
+    key: clientKey,
+    counts: (status) => status === 401,
+    message: 'Too many unauthenticated requests from this address; try again later',
+    ...rule,
+  });
 }

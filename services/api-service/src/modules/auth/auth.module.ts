@@ -4,6 +4,7 @@ import {
   clientKey,
   createFailureLimiter,
   createRateLimiter,
+  createUnauthenticatedLimiter,
   type PlatformDeps,
   persistentSecret,
 } from '@hwp/platform';
@@ -106,7 +107,7 @@ export function createAuthModule(
     domain: config.COOKIE_DOMAIN,
     secret,
   };
-  const { authenticate } = createAuthenticator(sessions, {
+  const { authenticate: verifyToken } = createAuthenticator(sessions, {
     keys,
     issuer: config.JWT_ISSUER,
     audience: config.JWT_AUDIENCE,
@@ -114,6 +115,13 @@ export function createAuthModule(
   });
 
   const limiterDeps = { dataSource, logger };
+  const unauthenticatedLimit = createUnauthenticatedLimiter(limiterDeps, {
+    limit: config.RATE_LIMIT_STANDARD_PER_WINDOW,
+    windowMs: config.RATE_LIMIT_WINDOW_MS,
+  });
+  // Requests that fail authentication count against their address before the token is checked.
+  const authenticate: RequestHandler = (req, res, next) =>
+    unauthenticatedLimit(req, res, (error?: unknown) => (error ? next(error) : verifyToken(req, res, next)));
   const failureWindowMs = config.LOGIN_FAILURE_WINDOW_MINUTES * 60_000;
   const standardLimit = createRateLimiter(limiterDeps, {
     name: 'standard',

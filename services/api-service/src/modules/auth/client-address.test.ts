@@ -41,3 +41,27 @@ describe('client address behind TRUST_PROXY', () => {
     expect(await spray(behindGateway)).toBe(0);
   }, 120_000);
 });
+
+describe('unauthenticated requests to protected routes', () => {
+  let api: ApiTestService;
+  beforeAll(async () => {
+    api = await startApi({ RATE_LIMIT_STANDARD_PER_WINDOW: '20' });
+  }, 60_000);
+  afterAll(() => api?.stop());
+
+  it('count against the address: past the limit of 401s it gets 429 before any token is checked', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 22; i++) {
+      const res = await request(api.app)
+        .get('/profile')
+        .set('X-Forwarded-For', '203.0.113.50')
+        .set('Authorization', i % 2 ? 'Bearer not-a-token' : '');
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
+    expect(statuses.slice(20)).toEqual([429, 429]);
+    // Another address is not affected.
+    const other = await request(api.app).get('/profile').set('X-Forwarded-For', '203.0.113.51');
+    expect(other.status).toBe(401);
+  });
+});

@@ -12,6 +12,7 @@ import {
   type ApiRouter,
   AppError,
   createAccessTokenVerifier,
+  createUnauthenticatedLimiter,
   type PlatformDeps,
   UnauthorizedError,
 } from '@hwp/platform';
@@ -128,15 +129,24 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     return users.byId(userId);
   }
 
-  const requireUser: RequestHandler = async (req, _res, next) => {
+  const unauthenticatedLimit = createUnauthenticatedLimiter(
+    { dataSource, logger: deps.logger },
+    { limit: config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE, windowMs: 60_000 },
+  );
+  const signIn = async (req: Request): Promise<void> => {
     const user = await identify(req);
     if (!user)
       throw new UnauthorizedError(
         'Sign in: send the API host access token as a bearer token, or the session cookie',
       );
     req.collabUser = user;
-    next();
   };
+  // Requests that fail authentication count against their address before credentials are checked.
+  const requireUser: RequestHandler = (req, res, next) =>
+    unauthenticatedLimit(req, res, (error?: unknown) => {
+      if (error) return next(error);
+      signIn(req).then(() => next(), next);
+    });
 
   function mount(api: ApiRouter): void {
     api.route({

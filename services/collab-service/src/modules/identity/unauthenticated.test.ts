@@ -1,0 +1,21 @@
+import request from 'supertest';
+import { collabAs, newUser, type Stack, startStack } from '../../../test/support/collab-test-kit';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ collab: { RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '10' } });
+}, 60_000);
+afterAll(() => stack?.stop());
+
+test('requests to protected routes that end in 401 are limited per address; valid tokens are not', async () => {
+  const statuses: number[] = [];
+  for (let i = 0; i < 12; i++) {
+    const res = await request(stack.collab.app).get('/v1/workspaces').set('X-Forwarded-For', '203.0.113.60');
+    statuses.push(res.status);
+  }
+  expect(statuses).toEqual([...Array(10).fill(401), 429, 429]);
+  const user = await newUser(stack);
+  for (let i = 0; i < 12; i++) {
+    await collabAs(stack.collab.app, user).get('/v1/workspaces').expect(200);
+  }
+});
