@@ -49,7 +49,7 @@ describe('embedded default (one process, no external services)', () => {
     const ready = await fetch(`http://127.0.0.1:${ports.collab}/readyz`);
     expect(await ready.json()).toEqual({
       status: 'ready',
-      checks: { database: 'ok', broker: 'ok', storage: 'ok' },
+      checks: { database: 'ok', broker: 'ok', storage: 'ok', bus: 'ok' },
     });
 
     const sent = await fetch(`http://127.0.0.1:${ports.api}/system/probes`, {

@@ -36,7 +36,10 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
     const health = await request(service.app).get('/healthz').expect(200);
     expect(health.body).toEqual({ status: 'ok', service: definition.name });
     const ready = await request(service.app).get('/readyz').expect(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', broker: 'ok', storage: 'ok' } });
+    expect(ready.body).toEqual({
+      status: 'ready',
+      checks: { database: 'ok', broker: 'ok', storage: 'ok', bus: 'ok' },
+    });
   });
 
   it('answers an unknown route with 404 in the error body', async () => {
@@ -91,7 +94,16 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
   it('serves a valid OpenAPI 3.1 document that lists its routes, and /docs renders it', async () => {
     const doc = await request(service.app).get('/openapi.json').expect(200);
     expect(doc.body.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/healthz', '/readyz', probesPath]));
+    const deadLettersPath = probesPath.replace(/probes$/, 'dead-letters');
+    expect(Object.keys(doc.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/healthz',
+        '/readyz',
+        probesPath,
+        deadLettersPath,
+        `${deadLettersPath}/{id}/replay`,
+      ]),
+    );
     const result = await validateOpenApi(doc.body);
     expect(result).toEqual(expect.objectContaining({ valid: true }));
     const page = await request(service.app).get('/docs/').expect(200);

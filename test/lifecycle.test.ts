@@ -1,5 +1,10 @@
 import { request as httpRequest } from 'node:http';
-import { createTestDatabase, TEST_AMQP_URL, type TestDatabase } from '@hwp/platform/test-kit';
+import {
+  createTestDatabase,
+  expectEventually,
+  TEST_AMQP_URL,
+  type TestDatabase,
+} from '@hwp/platform/test-kit';
 import { freePort, SCRIPTS, spawnService, waitForStatus } from './process-kit';
 
 describe('service process lifecycle', () => {
@@ -33,37 +38,50 @@ describe('service process lifecycle', () => {
       PORT: String(port),
       DATABASE_URL: database.url,
       AMQP_URL: TEST_AMQP_URL,
+      AMQP_NAMESPACE: `life-${port}.`,
+      AMQP_QUEUE_EXPIRES_MS: '300000',
       DATA_DIR: `/tmp/hwp-life-${port}`,
       LOG_LEVEL: 'info',
     });
     await waitForStatus(`http://127.0.0.1:${port}/readyz`, 200, 60_000, proc);
 
-    // A slow client: the body arrives in two halves with SIGTERM sent in between.
+    // A slow client: the body arrives in two halves, SIGTERM in between. Each step waits for the
+    // service to show it got there, not for a guess at how long that takes.
     const body = JSON.stringify({ note: 'sent across a shutdown' });
-    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest(
-        {
-          host: '127.0.0.1',
-          port,
-          path: '/system/probes',
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (c: Buffer) => {
-            text += c.toString();
-          });
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        },
-      );
-      req.on('error', reject);
-      req.write(body.slice(0, 10));
-      setTimeout(() => {
-        proc.kill('SIGTERM');
-        setTimeout(() => req.end(body.slice(10)), 1_500);
-      }, 300);
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      path: '/system/probes',
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        // Answered with 100 Continue once the service has the request: from then on it is in flight.
+        expect: '100-continue',
+      },
     });
+    const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => {
+          text += c.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+    });
+    const inFlight = new Promise<void>((resolve) => req.once('continue', () => resolve()));
+    req.flushHeaders();
+    await inFlight;
+    req.write(body.slice(0, 10));
+    const logged = proc.output().length;
+    proc.kill('SIGTERM');
+    await expectEventually(() => expect(proc.output().slice(logged)).toContain('shutting down'), {
+      timeoutMs: 30_000,
+    });
+    // The drain sweeps idle connections every 100 ms; several sweeps pass this one, which is not idle.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    req.end(body.slice(10));
 
     const res = await response;
     expect(res.status).toBe(202);

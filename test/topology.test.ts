@@ -43,6 +43,10 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
       OPS_TOKEN: opsToken,
       OUTBOX_POLL_MS: '100',
       LOG_LEVEL: 'warn',
+      // Its own exchange and queues: another test file's service on the same broker must not take
+      // (round-robin) this run's messages; the broker drops the queues a while after the run.
+      AMQP_NAMESPACE: `topo-${suffix}.`,
+      AMQP_QUEUE_EXPIRES_MS: '300000',
     };
     // Production refuses generated keys: the deployment supplies them, as docker-compose's .env does
     // (there as one line with literal \n, which the service also accepts).
@@ -159,7 +163,7 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
     }
     const conn = await connect(TEST_AMQP_URL);
     const ch = await conn.createChannel();
-    await expect(ch.checkExchange('hwp.events')).resolves.toBeDefined();
+    await expect(ch.checkExchange(`topo-${suffix}.hwp.events`)).resolves.toBeDefined();
     await conn.close();
 
     const sent = await sendProbe(apiUrl, '/system/probes', 'storage');

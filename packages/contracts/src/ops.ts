@@ -2,12 +2,15 @@ import { Type } from 'class-transformer';
 import {
   IsHexadecimal,
   IsIn,
+  IsInt,
   IsISO8601,
   IsNumberString,
+  IsObject,
   IsOptional,
   IsString,
   IsUUID,
   MaxLength,
+  Min,
   ValidateNested,
 } from 'class-validator';
 import { type Page, PageOf, PageQuery } from './paging';
@@ -63,6 +66,71 @@ export class ListBusProbesQuery extends PageQuery {}
 
 export const BusProbeList = PageOf(BusProbe, 'BusProbeList');
 export type BusProbeList = Page<BusProbe>;
+
+/** `GET .../system/dead-letters`: a page of the service's dead letters, newest first. */
+export class ListDeadLettersQuery extends PageQuery {
+  /** Only this consumer queue, `<service>.<consumer>` (e.g. `collab-service.bus-probe`). */
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  queue?: string;
+
+  /** `false`: only those not replayed yet; `true`: only replayed ones. Default both. */
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  replayed?: 'true' | 'false';
+}
+
+/**
+ * A message a consumer gave up on (its attempts ran out, or it was not a valid envelope), kept in the
+ * service's database by the in-process bus. `POST .../dead-letters/{id}/replay` hands it to the
+ * consumer once more.
+ */
+export class DeadLetterMessage {
+  @IsUUID()
+  id: string;
+
+  /** Consumer queue it died in, `<service>.<consumer>`. */
+  @IsString()
+  queue: string;
+
+  @IsString()
+  routingKey: string;
+
+  /** Id of the event, when the body was a valid envelope. */
+  @IsOptional()
+  @IsUUID()
+  eventId: string | null;
+
+  /** The body as delivered. */
+  @IsString()
+  content: string;
+
+  /** The decoded envelope; null when the body was not one. */
+  @IsOptional()
+  @IsObject()
+  envelope: Record<string, unknown> | null;
+
+  /** Deliveries made before it was given up. */
+  @IsInt()
+  @Min(1)
+  attempts: number;
+
+  /** The last failure. */
+  @IsString()
+  error: string;
+
+  @IsISO8601()
+  deadLetteredAt: string;
+
+  /** When an operator replayed it; null until then. A dead letter is replayed at most once. */
+  @IsOptional()
+  @IsISO8601()
+  replayedAt: string | null;
+}
+
+export const DeadLetterList = PageOf(DeadLetterMessage, 'DeadLetterList');
+export type DeadLetterList = Page<DeadLetterMessage>;
 
 /** Payload of `system.probe.v1`. */
 export interface SystemProbeData {

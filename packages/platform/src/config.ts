@@ -79,6 +79,10 @@ export function baseConfigSpecs(defaultPort: number) {
     BUS_MAX_ATTEMPTS: positiveInt({ default: 5 }),
     BUS_RETRY_DELAY_MS: positiveInt({ default: 1000 }),
     OUTBOX_POLL_MS: positiveInt({ default: 250 }),
+    BUS_DEGRADED_AFTER_MS: positiveInt({
+      default: 30_000,
+      desc: '/readyz reports the bus degraded when an unpublished outbox event or a consumer message waits longer',
+    }),
     DB_POOL_SIZE: positiveInt({ default: 10 }),
     OPS_TOKEN: str({ default: undefined, desc: 'Bearer token of the /system ops routes' }),
     CORS_ORIGINS: str({ default: '' }),

@@ -4,7 +4,7 @@ import type { Express } from 'express';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import { type BlobStore, createBlobStore } from './blob';
-import { AmqpTransport, type Bus, createBus, MemoryBroker } from './bus';
+import { AmqpTransport, type Bus, createBus, deadLetterTable, MemoryBroker } from './bus';
 import { type ClassType, createDataSource, ensureDatabaseExists, openDatabase } from './db/data-source';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded-postgres';
 import { Lifecycle } from './lifecycle';
@@ -37,6 +37,7 @@ export interface BaseConfig {
   readonly BUS_MAX_ATTEMPTS: number;
   readonly BUS_RETRY_DELAY_MS: number;
   readonly OUTBOX_POLL_MS: number;
+  readonly BUS_DEGRADED_AFTER_MS: number;
   readonly DB_POOL_SIZE: number;
   readonly OPS_TOKEN?: string;
   readonly CORS_ORIGINS: string;
@@ -148,7 +149,11 @@ export async function createServiceRuntime<C extends BaseConfig>(
           namespace: config.AMQP_NAMESPACE,
           queueExpiresMs: config.AMQP_QUEUE_EXPIRES_MS,
         })
-      : (options.broker ?? new MemoryBroker(logger)).transport(definition.name);
+      : // Each service stores the dead letters of its own queues in its own database.
+        (options.broker ?? new MemoryBroker(logger)).transport(definition.name, {
+          logger,
+          deadLetterSink: deadLetterTable(dataSource),
+        });
     const bus = createBus({
       serviceName: definition.name,
       dataSource,

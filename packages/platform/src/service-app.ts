@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { busEntities, busMigrations } from './bus';
+import { busEntities, busHealth, busMigrations } from './bus';
 import { CreateRateLimitCounters1763700000002 } from './http/1763700000002-create-rate-limit-counters';
 import type { ApiRouter } from './http/api-router';
 import { mountBlobRoutes } from './http/blob-routes';
@@ -8,10 +8,11 @@ import type { OpenApiInfo } from './http/openapi';
 import { CreateBusProbes1763700000001 } from './ops/1763700000001-create-bus-probes';
 import { BusProbeEntity } from './ops/bus-probe.entity';
 import { createBusProbeModule } from './ops/bus-probe.module';
+import { createDeadLetterModule } from './ops/dead-letter.module';
 import type { BaseConfig, PlatformDeps } from './runtime';
 
 /**
- * Tables every service has (outbox, inbox, bus probes, rate-limit counters); services spread these
+ * Tables every service has (outbox, inbox, dead letters, bus probes, rate-limit counters); services spread these
  * into their lists.
  */
 export const platformEntities = [...busEntities, BusProbeEntity];
@@ -30,14 +31,15 @@ export interface ServiceAppOptions {
 }
 
 /**
- * The app of a service: the shared HTTP conventions, readiness of database, broker and storage,
- * operator routes, local pre-signed blob URLs, then the service's features.
+ * The app of a service: the shared HTTP conventions, readiness of database, broker and storage (and
+ * whether events flow), operator routes, local pre-signed blob URLs, then the service's features.
  */
 export function createServiceApp<C extends BaseConfig>(
   deps: PlatformDeps<C>,
   options: ServiceAppOptions,
 ): Express {
   const probes = createBusProbeModule(deps);
+  const deadLetters = createDeadLetterModule(deps);
   return createHttpApp({
     service: deps.service,
     logger: deps.logger,
@@ -63,8 +65,12 @@ export function createServiceApp<C extends BaseConfig>(
       broker: () => deps.bus.transport.ping(),
       storage: () => deps.blobs.ping(),
     },
+    degradation: {
+      bus: () => busHealth(deps.bus, deps.config.BUS_DEGRADED_AFTER_MS),
+    },
     mount: (api, app) => {
       probes.mount(api, options.opsPrefix);
+      deadLetters.mount(api, options.opsPrefix);
       mountBlobRoutes(api, deps);
       options.mount?.(api, app);
     },

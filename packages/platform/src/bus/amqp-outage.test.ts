@@ -21,6 +21,21 @@ import {
   uniqueSuffix,
 } from './test-support';
 
+/**
+ * Whether `promise` has settled before the event loop's next turn, i.e. without waiting for any I/O
+ * or timer: how "fails at once" is checked without a clock.
+ */
+function settlesWithoutWaiting(promise: Promise<unknown>): Promise<boolean> {
+  const nextTurn = new Promise<boolean>((resolve) => setImmediate(() => resolve(false)));
+  return Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    nextTurn,
+  ]);
+}
+
 describe('outbox relay across a broker outage', () => {
   const suffix = uniqueSuffix();
   const routingKey = `test.outage${suffix}.created.v1`;
@@ -82,12 +97,10 @@ describe('outbox relay across a broker outage', () => {
 
     await proxy.stop();
     await expectEventually(() => expect(producer.isConnected()).toBe(false), { timeoutMs: 5000 });
-    // A publish during the outage fails fast instead of hanging the relay.
-    const started = Date.now();
-    await expect(
-      producer.publish(buildEnvelope({ type: routingKey, actor: 'test', data: {} })),
-    ).rejects.toThrow(/not connected/);
-    expect(Date.now() - started).toBeLessThan(500);
+    // A publish during the outage fails at once (no confirm timeout) instead of hanging the relay.
+    const publishing = producer.publish(buildEnvelope({ type: routingKey, actor: 'test', data: {} }));
+    expect(await settlesWithoutWaiting(publishing)).toBe(true);
+    await expect(publishing).rejects.toThrow(/not connected/);
     await expect(producer.ping()).rejects.toThrow();
 
     const widgetId = newId();
@@ -182,9 +195,8 @@ describe('outbox relay across a broker outage', () => {
       reconnectMaxDelayMs: 400,
     });
     try {
-      const started = Date.now();
+      // start() returns although the broker stays down until after it (it would hang otherwise).
       await late.start();
-      expect(Date.now() - started).toBeLessThan(2000);
       expect(late.isConnected()).toBe(false);
       const seen: string[] = [];
       const lateKey = `test.outage${suffix}.late.v1`;

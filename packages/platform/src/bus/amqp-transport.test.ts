@@ -4,7 +4,7 @@ import { newId } from '../ids';
 import { createTestDatabase, type TestDatabase } from '../test-kit/database';
 import { expectEventually } from '../test-kit/eventually';
 import { AmqpTransport, ATTEMPT_HEADER, LAST_ERROR_HEADER, ROUTING_KEY_HEADER } from './amqp-transport';
-import { queueNameOf } from './bus';
+import { queueNameOf, type SubscribeOptions } from './bus';
 import { buildEnvelope } from './envelope';
 import { subscribeWithInbox } from './inbox';
 import { Outbox } from './outbox';
@@ -18,6 +18,21 @@ import {
   TEST_AMQP_URL,
   uniqueSuffix,
 } from './test-support';
+
+/**
+ * Whether `promise` has settled before the event loop's next turn, i.e. without waiting for any I/O
+ * or timer: how "fails at once" is checked without a clock.
+ */
+function settlesWithoutWaiting(promise: Promise<unknown>): Promise<boolean> {
+  const nextTurn = new Promise<boolean>((resolve) => setImmediate(() => resolve(false)));
+  return Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    nextTurn,
+  ]);
+}
 
 describe('AmqpTransport with outbox and inbox', () => {
   const suffix = uniqueSuffix();
@@ -51,9 +66,16 @@ describe('AmqpTransport with outbox and inbox', () => {
     await db?.drop();
   });
 
-  function subscribe(consumer: string, patterns: string[], handler: (event: EventEnvelope) => Promise<void>) {
+  function subscribe(
+    consumer: string,
+    patterns: string[],
+    handler: (event: EventEnvelope) => Promise<void>,
+    options: Partial<SubscribeOptions> = {},
+  ) {
     queues.push(queueNameOf(serviceName, consumer));
-    return subscribeWithInbox(transport, dataSource, { consumer, patterns }, async (event) => handler(event));
+    return subscribeWithInbox(transport, dataSource, { ...options, consumer, patterns }, async (event) =>
+      handler(event),
+    );
   }
 
   it('reports its connection', async () => {
@@ -65,29 +87,34 @@ describe('AmqpTransport with outbox and inbox', () => {
   it('retries a failing message maxAttempts times, then parks it in the dead-letter queue', async () => {
     const queue = queueNameOf(serviceName, 'poison');
     const calls = new Map<string, number>();
-    const handledAt = new Map<string, number>();
-    await subscribe('poison', [key('poison')], async (event) => {
-      calls.set(event.id, (calls.get(event.id) ?? 0) + 1);
-      if ((event.data as { poison?: boolean }).poison) throw new Error(`cannot digest ${event.id}`);
-      handledAt.set(event.id, Date.now());
-    });
+    /** Event ids in the order the handler got them. */
+    const order: string[] = [];
+    // One message at a time, so the order of the handler calls is the order of the queue.
+    const oneAtATime = { prefetch: 1 };
+    await subscribe(
+      'poison',
+      [key('poison')],
+      async (event) => {
+        order.push(event.id);
+        calls.set(event.id, (calls.get(event.id) ?? 0) + 1);
+        if ((event.data as { poison?: boolean }).poison) throw new Error(`cannot digest ${event.id}`);
+      },
+      oneAtATime,
+    );
 
     const poison = buildEnvelope({ type: key('poison'), actor: 'test', data: { poison: true } });
-    await transport.publish(poison);
     const good = [1, 2, 3].map((n) => buildEnvelope({ type: key('poison'), actor: 'test', data: { n } }));
-    for (const envelope of good) await transport.publish(envelope);
+    // Written to the channel in one go: all four are queued, in this order, before the poison fails.
+    await Promise.all([poison, ...good].map((envelope) => transport.publish(envelope)));
 
     await expectEventually(async () => {
       const { messageCount } = await admin.channel.checkQueue(`${queue}.dlq`);
       expect(messageCount).toBe(1);
     });
-    const deadAt = Date.now();
     expect(calls.get(poison.id)).toBe(3);
-    for (const envelope of good) {
-      expect(calls.get(envelope.id)).toBe(1);
-      // The poison message did not hold up the ones behind it.
-      expect(handledAt.get(envelope.id)).toBeLessThan(deadAt);
-    }
+    for (const envelope of good) expect(calls.get(envelope.id)).toBe(1);
+    // The poison message did not hold up the ones behind it: each retry went to the back of the queue.
+    expect(order).toEqual([poison.id, ...good.map((envelope) => envelope.id), poison.id, poison.id]);
 
     await sleep(500);
     expect(calls.get(poison.id)).toBe(3);
@@ -213,15 +240,17 @@ describe('AmqpTransport with outbox and inbox', () => {
     expect(transport.isConnected()).toBe(true);
   });
 
-  it('rejects publish quickly once closed', async () => {
+  it('rejects publish and ping at once after close', async () => {
     const other = new AmqpTransport({ url: TEST_AMQP_URL, serviceName: `${serviceName}-closing` });
     await other.start();
     await other.close();
     expect(other.isConnected()).toBe(false);
-    await expect(
-      other.publish(buildEnvelope({ type: key('closed'), actor: 'test', data: {} })),
-    ).rejects.toThrow();
-    await expect(other.ping()).rejects.toThrow();
+    const publishing = other.publish(buildEnvelope({ type: key('closed'), actor: 'test', data: {} }));
+    expect(await settlesWithoutWaiting(publishing)).toBe(true);
+    await expect(publishing).rejects.toThrow();
+    const pinging = other.ping();
+    expect(await settlesWithoutWaiting(pinging)).toBe(true);
+    await expect(pinging).rejects.toThrow();
     await expect(other.close()).resolves.toBeUndefined();
   });
 });

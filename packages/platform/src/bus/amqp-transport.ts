@@ -2,6 +2,7 @@ import { EVENTS_EXCHANGE, type EventEnvelope } from '@hwp/contracts';
 import * as amqp from 'amqplib';
 import {
   broadcastQueueNameOf,
+  DEFAULT_HANDLER_TIMEOUT_MS,
   type MessageTransport,
   newReplicaId,
   queueNameOf,
@@ -9,7 +10,8 @@ import {
   type SubscribeOptions,
 } from './bus';
 import { decodeEnvelope } from './envelope';
-import { type BusLogger, describeError, isPermanentFailure, silentLogger } from './logger';
+import { type BusLogger, describeError, guardLogger, isPermanentFailure, silentLogger } from './logger';
+import { runHandler } from './timeouts';
 
 export interface AmqpTransportOptions {
   /** `amqp://user:pass@host:port/vhost`. */
@@ -23,6 +25,8 @@ export interface AmqpTransportOptions {
   retryDelayMs?: number;
   /** Unacknowledged messages per consumer (default 10). */
   prefetch?: number;
+  /** A handler still running after this long counts as failed (default 5 minutes). */
+  handlerTimeoutMs?: number;
   /** How long publish() waits for the broker's confirm (default 5000 ms). */
   confirmTimeoutMs?: number;
   /** First reconnect delay (default 250 ms); doubles per failed attempt. */
@@ -73,12 +77,16 @@ interface Subscription {
   maxAttempts: number;
   retryDelayMs: number;
   prefetch: number;
+  handlerTimeoutMs: number;
   handler: Handler;
   /** Connection the consumer currently runs on, or is being set up on. */
   model: amqp.ChannelModel | null;
   channel: amqp.ConfirmChannel | null;
   consumerTag: string | null;
-  inFlight: Set<Promise<void>>;
+  /** Deliveries in a handler, with the time each started. */
+  inFlight: Map<Promise<void>, number>;
+  /** Since when the subscription has had no consumer on the broker (null while it consumes). */
+  detachedSince: number | null;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -166,6 +174,7 @@ export class AmqpTransport implements MessageTransport {
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;
   private readonly prefetch: number;
+  private readonly handlerTimeoutMs: number;
   private readonly confirmTimeoutMs: number;
   private readonly reconnectInitialDelayMs: number;
   private readonly reconnectMaxDelayMs: number;
@@ -189,10 +198,11 @@ export class AmqpTransport implements MessageTransport {
     this.serviceName = options.serviceName;
     this.replicaId = options.replicaId ?? newReplicaId();
     this.url = withHeartbeat(options.url, options.heartbeatSeconds ?? 10);
-    this.logger = options.logger ?? silentLogger;
+    this.logger = guardLogger(options.logger ?? silentLogger);
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
     this.retryDelayMs = Math.max(0, options.retryDelayMs ?? 1000);
     this.prefetch = Math.max(1, options.prefetch ?? 10);
+    this.handlerTimeoutMs = Math.max(1, options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS);
     this.confirmTimeoutMs = options.confirmTimeoutMs ?? 5000;
     this.reconnectInitialDelayMs = options.reconnectInitialDelayMs ?? 250;
     this.reconnectMaxDelayMs = options.reconnectMaxDelayMs ?? 10_000;
@@ -278,6 +288,41 @@ export class AmqpTransport implements MessageTransport {
     await withTimeout(channel.checkExchange(this.exchange), this.confirmTimeoutMs, 'broker ping');
   }
 
+  /**
+   * Subscriptions that have had no consumer on the broker for longer than `olderThanMs` while the
+   * connection is up, and handlers running longer than that. Nothing while disconnected: ping()
+   * reports the broker itself then.
+   */
+  stalledConsumers(olderThanMs: number): string[] {
+    if (!this.isConnected()) return [];
+    const now = Date.now();
+    const problems: string[] = [];
+    for (const sub of this.subscriptions) {
+      if (sub.detachedSince !== null && now - sub.detachedSince > olderThanMs) {
+        problems.push(
+          `consumer ${sub.queue} not consuming for ${Math.round((now - sub.detachedSince) / 1000)} s`,
+        );
+      }
+      const oldest = Math.min(...sub.inFlight.values());
+      if (Number.isFinite(oldest) && now - oldest > olderThanMs) {
+        problems.push(
+          `consumer ${sub.queue} has a handler running for ${Math.round((now - oldest) / 1000)} s`,
+        );
+      }
+    }
+    return problems;
+  }
+
+  /** The dead-letter queue of a consumer queue named `<serviceName>.<consumer>` (namespace added). */
+  deadLetterQueueOf(queue: string): string {
+    return `${this.namespace}${queue}.dlq`;
+  }
+
+  /** Dead-letter queues of this transport's subscriptions. */
+  deadLetterQueueNames(): string[] {
+    return this.subscriptions.filter((sub) => !sub.broadcast).map((sub) => `${sub.queue}.dlq`);
+  }
+
   async publish(envelope: EventEnvelope): Promise<void> {
     const channel = this.publishChannel;
     if (!this.isConnected() || !channel) throw new Error('amqp transport is not connected');
@@ -328,11 +373,13 @@ export class AmqpTransport implements MessageTransport {
       maxAttempts: Math.max(1, options.maxAttempts ?? this.maxAttempts),
       retryDelayMs: Math.max(0, options.retryDelayMs ?? this.retryDelayMs),
       prefetch: Math.max(1, options.prefetch ?? this.prefetch),
+      handlerTimeoutMs: Math.max(1, options.handlerTimeoutMs ?? this.handlerTimeoutMs),
       handler,
       model: null,
       channel: null,
       consumerTag: null,
-      inFlight: new Set(),
+      inFlight: new Map(),
+      detachedSince: Date.now(),
     };
     this.subscriptions.push(subscription);
     const model = this.model;
@@ -371,7 +418,7 @@ export class AmqpTransport implements MessageTransport {
         await quietly(() => channel.cancel(consumerTag), CLOSE_STEP_TIMEOUT_MS);
       }
     }
-    const running = this.subscriptions.flatMap((sub) => [...sub.inFlight]);
+    const running = this.subscriptions.flatMap((sub) => [...sub.inFlight.keys()]);
     if (running.length > 0) {
       await withTimeout(Promise.allSettled(running), CLOSE_STEP_TIMEOUT_MS, 'handlers').catch(() => {
         this.logger.warn({ running: running.length }, 'closing amqp transport with handlers still running');
@@ -452,6 +499,7 @@ export class AmqpTransport implements MessageTransport {
         sub.model = null;
         sub.channel = null;
         sub.consumerTag = null;
+        sub.detachedSince ??= Date.now();
       }
     }
   }
@@ -519,12 +567,14 @@ export class AmqpTransport implements MessageTransport {
         noAck: false,
       });
       sub.consumerTag = consumerTag;
+      sub.detachedSince = null;
       this.logger.info({ queue: sub.queue, patterns: sub.patterns }, 'amqp consumer started');
     } catch (error) {
       if (sub.model === model) {
         sub.model = null;
         sub.channel = null;
         sub.consumerTag = null;
+        sub.detachedSince ??= Date.now();
       }
       if (channel) {
         const opened = channel;
@@ -543,6 +593,7 @@ export class AmqpTransport implements MessageTransport {
     if (sub.channel === channel) {
       sub.channel = null;
       sub.consumerTag = null;
+      sub.detachedSince ??= Date.now();
       sub.model = null;
     }
     if (this.closing) return;
@@ -562,6 +613,7 @@ export class AmqpTransport implements MessageTransport {
         sub.model = null;
         sub.channel = null;
         sub.consumerTag = null;
+        sub.detachedSince ??= Date.now();
         void quietly(() => channel.close(), CLOSE_STEP_TIMEOUT_MS);
       }
       if (!this.closing) this.later(REATTACH_DELAY_MS, () => void this.ensureAttached(sub));
@@ -573,7 +625,7 @@ export class AmqpTransport implements MessageTransport {
     const run = handle.catch((error: unknown) => {
       this.logger.error({ queue: sub.queue, err: describeError(error) }, 'amqp delivery handling failed');
     });
-    sub.inFlight.add(run);
+    sub.inFlight.set(run, Date.now());
     void run.finally(() => sub.inFlight.delete(run));
   }
 
@@ -593,7 +645,7 @@ export class AmqpTransport implements MessageTransport {
     }
     const envelope = decoded.envelope;
     try {
-      await sub.handler(envelope);
+      await runHandler(sub.handler, envelope, sub.handlerTimeoutMs);
     } catch (error) {
       const reason = describeError(error);
       const log = { queue: sub.queue, eventId: envelope.id, type: envelope.type, attempt, err: reason };
@@ -634,7 +686,7 @@ export class AmqpTransport implements MessageTransport {
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        await sub.handler(envelope);
+        await runHandler(sub.handler, envelope, sub.handlerTimeoutMs);
         sub.seen?.add(envelope.id);
         break;
       } catch (error) {

@@ -30,6 +30,11 @@ export interface SubscribeOptions {
   /** Messages handled concurrently by this consumer (default 10). */
   prefetch?: number;
   /**
+   * A handler still running after this long counts as failed and the message is retried (default
+   * DEFAULT_HANDLER_TIMEOUT_MS), so one that never answers cannot hold the consumer forever.
+   */
+  handlerTimeoutMs?: number;
+  /**
    * Every process (replica) of the service receives every message, instead of the replicas sharing
    * one durable queue. Each process gets its own exclusive, auto-deleted queue
    * `<namespace><service>.<consumer>.<replicaId>` bound to the same patterns, for work that is local
@@ -43,6 +48,9 @@ export interface SubscribeOptions {
    */
   broadcast?: boolean;
 }
+
+/** Default of SubscribeOptions.handlerTimeoutMs: 5 minutes. */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 5 * 60 * 1000;
 
 /** Queue name of a consumer: one durable queue per `<serviceName>.<consumer>`. */
 export function queueNameOf(serviceName: string, consumer: string): string {
@@ -105,5 +113,10 @@ export interface MessageTransport {
   isConnected(): boolean;
   /** Reachability check for /readyz; throws when the broker is not reachable. */
   ping(): Promise<void>;
+  /**
+   * This service's consumers that stopped making progress for longer than `olderThanMs`, one sentence
+   * each (empty when every consumer flows); the `bus` check of /readyz reports them.
+   */
+  stalledConsumers?(olderThanMs: number): string[];
   close(): Promise<void>;
 }

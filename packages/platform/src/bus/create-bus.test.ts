@@ -11,9 +11,17 @@ import { Outbox } from './outbox';
 import { OutboxRelay } from './outbox-relay';
 import { openBusDatabase, sleep } from './test-support';
 
-/** Delegates to a memory transport, with publish made slow or failing on demand. */
+/** Delegates to a memory transport, with publish made slow, held or failing on demand. */
 function controllable(inner: MemoryTransport) {
-  const control = { failing: false, delayMs: 0, published: [] as string[] };
+  const control = {
+    failing: false,
+    delayMs: 0,
+    /** While set, publish waits for it: a batch held in flight for as long as a test needs. */
+    hold: null as Promise<void> | null,
+    /** Ids publish was called with, including the calls still waiting. */
+    attempted: [] as string[],
+    published: [] as string[],
+  };
   const transport: MessageTransport = {
     kind: 'memory',
     serviceName: inner.serviceName,
@@ -23,6 +31,8 @@ function controllable(inner: MemoryTransport) {
     ping: () => inner.ping(),
     close: () => inner.close(),
     async publish(envelope) {
+      control.attempted.push(envelope.id);
+      if (control.hold) await control.hold;
       if (control.delayMs) await sleep(control.delayMs);
       if (control.failing) throw new Error('broker unreachable');
       control.published.push(envelope.id);
@@ -99,8 +109,9 @@ describe('createBus, outbox relay and inbox on the memory transport', () => {
     });
     expect(envelope.occurredAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
-    // The poll interval is a minute: only the nudge after commit can have published this.
-    await expectEventually(() => expect(seen).toHaveLength(1), { timeoutMs: 3000 });
+    // The poll interval is a minute: only the nudge after commit can have published this. The limit
+    // stays well below that minute, and far above what delivery takes on a busy machine.
+    await expectEventually(() => expect(seen).toHaveLength(1), { timeoutMs: 20_000 });
     expect(seen[0]).toEqual({ event: envelope, inTransaction: true });
     expect(await dataSource.query('SELECT name FROM widget WHERE id = $1', [copyId])).toEqual([
       { name: 'copy' },
@@ -195,13 +206,24 @@ describe('createBus, outbox relay and inbox on the memory transport', () => {
 
   it('stop() waits for the batch in flight', async () => {
     const { transport, control } = controllable(broker.transport('svc'));
-    control.delayMs = 100;
+    let release = () => {};
+    control.hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const outbox = new Outbox();
     await dataSource.transaction((m) => outbox.add(m, { type: 'a.b.v1', actor: 'a', data: {} }));
     const relay = new OutboxRelay({ dataSource, transport, intervalMs: 10 });
     relay.start();
-    await sleep(30);
-    await relay.stop();
+    // The batch is in flight once its publish has begun, and stays so until released.
+    await expectEventually(() => expect(control.attempted).toHaveLength(1));
+    let stopped = false;
+    const stopping = relay.stop().then(() => {
+      stopped = true;
+    });
+    await sleep(100);
+    expect(stopped).toBe(false);
+    release();
+    await stopping;
     expect(control.published).toHaveLength(1);
     expect(
       await dataSource.query('SELECT count(*)::int AS n FROM outbox WHERE published_at IS NOT NULL'),

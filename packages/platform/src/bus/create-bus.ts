@@ -1,9 +1,9 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { EventHandler, MessageTransport, SubscribeOptions } from './bus';
 import { subscribeWithInbox } from './inbox';
-import { type BusLogger, describeError } from './logger';
+import { type BusLogger, describeError, guardLogger } from './logger';
 import { Outbox } from './outbox';
-import { OutboxRelay } from './outbox-relay';
+import { OutboxRelay, type OutboxRelayOptions } from './outbox-relay';
 
 export interface BusOptions {
   serviceName: string;
@@ -12,6 +12,11 @@ export interface BusOptions {
   logger: BusLogger;
   /** Relay poll interval (default 250 ms). */
   relayIntervalMs?: number;
+  /** The relay's time limits and back-off (defaults in OutboxRelayOptions). */
+  relay?: Pick<
+    OutboxRelayOptions,
+    'maxBackoffMs' | 'statementTimeoutMs' | 'publishTimeoutMs' | 'batchTimeoutMs'
+  >;
   /** Default for subscriptions that do not set their own. */
   maxAttempts?: number;
   /** Default for subscriptions that do not set their own. */
@@ -20,6 +25,8 @@ export interface BusOptions {
 
 export interface Bus {
   readonly serviceName: string;
+  /** The service's database: outbox, inbox and dead letters live there. */
+  readonly dataSource: DataSource;
   readonly outbox: Outbox;
   readonly relay: OutboxRelay;
   readonly transport: MessageTransport;
@@ -37,16 +44,24 @@ export interface Bus {
 }
 
 export function createBus(options: BusOptions): Bus {
-  const { serviceName, dataSource, transport, logger } = options;
+  const { serviceName, dataSource, transport } = options;
+  const logger = guardLogger(options.logger);
   if (transport.serviceName !== serviceName) {
     throw new Error(`transport belongs to ${transport.serviceName}, not ${serviceName}`);
   }
   const outbox = new Outbox();
-  const relay = new OutboxRelay({ dataSource, transport, logger, intervalMs: options.relayIntervalMs });
+  const relay = new OutboxRelay({
+    ...options.relay,
+    dataSource,
+    transport,
+    logger,
+    intervalMs: options.relayIntervalMs,
+  });
   let closed = false;
 
   return {
     serviceName,
+    dataSource,
     outbox,
     relay,
     transport,

@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { DeadLetterEntity } from './dead-letter.entity';
 
 /**
  * An event written in the same transaction as the business change that caused it; the relay
@@ -45,4 +46,4 @@ export class InboxEntry {
   processedAt: Date;
 }
 
-export const busEntities = [OutboxEntry, InboxEntry];
+export const busEntities = [OutboxEntry, InboxEntry, DeadLetterEntity];

@@ -10,6 +10,24 @@ const noop = (): void => {};
 
 export const silentLogger: BusLogger = { info: noop, warn: noop, error: noop, debug: noop };
 
+/**
+ * `logger` with every method made unable to throw: the bus logs from its loops and delivery paths,
+ * and a logger that fails (a broken destination, a serializer that throws on an odd error) must not
+ * end a loop or turn into an unhandled rejection.
+ */
+export function guardLogger(logger: BusLogger): BusLogger {
+  const guard =
+    (level: keyof BusLogger) =>
+    (obj: object, msg?: string): void => {
+      try {
+        logger[level](obj, msg);
+      } catch {
+        // Nowhere left to report it; the message path matters more than this log line.
+      }
+    };
+  return { info: guard('info'), warn: guard('warn'), error: guard('error'), debug: guard('debug') };
+}
+
 /** Error text for logs and headers; never throws on odd values. */
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;

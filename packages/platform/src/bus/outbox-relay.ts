@@ -1,7 +1,15 @@
-import type { EventEnvelope } from '@hwp/contracts';
 import type { DataSource } from 'typeorm';
 import type { MessageTransport } from './bus';
-import { type BusLogger, describeError, silentLogger } from './logger';
+import { type BusLogger, describeError, guardLogger, silentLogger } from './logger';
+import {
+  type BatchOutcome,
+  MAX_ERROR_LENGTH,
+  OutboxBatches,
+  RelayBatchError,
+  type RelayBatchResult,
+} from './outbox-batch';
+
+export { RelayBatchError, type RelayBatchResult } from './outbox-batch';
 
 export interface OutboxRelayOptions {
   dataSource: DataSource;
@@ -11,53 +19,83 @@ export interface OutboxRelayOptions {
   intervalMs?: number;
   /** Rows claimed per transaction (default 50). */
   batchSize?: number;
-  /** Upper bound of the back-off after a failed publish (default 5000 ms). */
+  /** Upper bound of the back-off after a failed batch (default 5000 ms). */
   maxBackoffMs?: number;
+  /** `statement_timeout` of the batch transaction: a query stuck on a lock or a slow trigger fails (default 5000 ms). */
+  statementTimeoutMs?: number;
+  /** How long one publish may wait for the broker's confirm (default 10000 ms). */
+  publishTimeoutMs?: number;
+  /**
+   * Whole batch, as seen from this process (default 30000 ms): covers what the server cannot time out,
+   * such as a connection that stopped answering. The batch's connection is then closed, which rolls it back.
+   */
+  batchTimeoutMs?: number;
 }
 
-export interface RelayBatchResult {
-  published: number;
-  failed: boolean;
+/** What the relay knows about its own progress; read by the readiness check. */
+export interface RelayStatus {
+  running: boolean;
+  /** Failed batches in a row (0 when the last one went through). */
+  consecutiveFailures: number;
+  /** Why the last batch failed, while failures last. */
+  lastError: string | null;
+  /** When the loop last finished a batch (ms since epoch); null before the first. */
+  lastBatchAt: number | null;
 }
-
-interface OutboxRow {
-  id: string;
-  envelope: EventEnvelope | string;
-}
-
-const MAX_ERROR_LENGTH = 2000;
 
 /**
  * Publishes committed outbox rows. Each batch claims rows with `FOR UPDATE SKIP LOCKED`, so several
  * replicas can run a relay on one database without publishing a row twice at the same time; a row is
  * marked published only after the broker confirmed it. A crash between confirm and commit publishes
  * the row again later, which consumers absorb through their inbox.
+ *
+ * The loop never ends on its own: every batch settles within `batchTimeoutMs`, every failure (database,
+ * broker, even the logger) is logged and followed by a capped back-off, and only stop() ends it.
  */
 export class OutboxRelay {
   private readonly dataSource: DataSource;
-  private readonly transport: MessageTransport;
   private readonly logger: BusLogger;
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private readonly maxBackoffMs: number;
+  private readonly batches: OutboxBatches;
 
   private running = false;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<void> | null = null;
   private rerun = false;
   private consecutiveFailures = 0;
+  private lastError: string | null = null;
+  private lastBatchAt: number | null = null;
 
   constructor(options: OutboxRelayOptions) {
     this.dataSource = options.dataSource;
-    this.transport = options.transport;
-    this.logger = options.logger ?? silentLogger;
+    this.logger = guardLogger(options.logger ?? silentLogger);
     this.intervalMs = options.intervalMs ?? 250;
     this.batchSize = options.batchSize ?? 50;
     this.maxBackoffMs = options.maxBackoffMs ?? 5000;
+    this.batches = new OutboxBatches({
+      dataSource: options.dataSource,
+      transport: options.transport,
+      logger: this.logger,
+      batchSize: this.batchSize,
+      statementTimeoutMs: Math.max(1, Math.floor(options.statementTimeoutMs ?? 5000)),
+      publishTimeoutMs: options.publishTimeoutMs ?? 10_000,
+      batchTimeoutMs: options.batchTimeoutMs ?? 30_000,
+    });
   }
 
   isRunning(): boolean {
     return this.running;
+  }
+
+  status(): RelayStatus {
+    return {
+      running: this.running,
+      consecutiveFailures: this.consecutiveFailures,
+      lastError: this.lastError,
+      lastBatchAt: this.lastBatchAt,
+    };
   }
 
   start(): void {
@@ -67,7 +105,7 @@ export class OutboxRelay {
     this.schedule(0);
   }
 
-  /** Stops polling and waits for the batch in flight, if any. */
+  /** Stops polling and waits for the batch in flight, if any (at most `batchTimeoutMs`). */
   async stop(): Promise<void> {
     this.running = false;
     this.clearTimer();
@@ -86,44 +124,13 @@ export class OutboxRelay {
     this.schedule(0);
   }
 
-  /** One claim-publish-mark transaction. Exposed for tests and one-off drains; the loop calls it too. */
+  /**
+   * One claim-publish-mark transaction, settled within `batchTimeoutMs`. Exposed for tests and
+   * one-off drains; the loop calls it too. Rejects when the database fails or the batch times out.
+   */
   async runOnce(): Promise<RelayBatchResult> {
-    return this.dataSource.transaction(async (manager) => {
-      const rows: OutboxRow[] = await manager.query(
-        `SELECT id, envelope FROM outbox
-          WHERE published_at IS NULL
-          ORDER BY created_at, id
-          LIMIT $1
-          FOR UPDATE SKIP LOCKED`,
-        [this.batchSize],
-      );
-      let published = 0;
-      for (const row of rows) {
-        const envelope: EventEnvelope =
-          typeof row.envelope === 'string' ? (JSON.parse(row.envelope) as EventEnvelope) : row.envelope;
-        try {
-          await this.transport.publish(envelope);
-        } catch (error) {
-          const message = describeError(error).slice(0, MAX_ERROR_LENGTH);
-          await manager.query('UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1', [
-            row.id,
-            message,
-          ]);
-          this.logger.warn(
-            { eventId: row.id, type: envelope.type, err: message },
-            'outbox publish failed; will retry',
-          );
-          // Later rows would most likely fail the same way, and keeping order matters more than progress.
-          return { published, failed: true };
-        }
-        await manager.query(
-          'UPDATE outbox SET published_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1',
-          [row.id],
-        );
-        published++;
-      }
-      return { published, failed: false };
-    });
+    const { published, failed } = await this.batches.run();
+    return { published, failed };
   }
 
   /** Deletes published rows older than `olderThanMs`; returns how many went. */
@@ -153,34 +160,43 @@ export class OutboxRelay {
   private tick(): void {
     if (!this.running || this.inFlight) return;
     this.rerun = false;
-    this.inFlight = this.runOnce()
-      .then(
-        (result) => this.afterBatch(result.failed, result.published),
-        (error: unknown) => {
-          this.logger.error({ err: describeError(error) }, 'outbox relay batch failed');
-          this.afterBatch(true, 0);
-        },
-      )
+    this.inFlight = this.batches
+      .run()
+      .catch((error: unknown): BatchOutcome => {
+        const eventId = error instanceof RelayBatchError ? error.eventId : null;
+        const message = describeError(error).slice(0, MAX_ERROR_LENGTH);
+        this.logger.error({ eventId, err: message }, 'outbox relay batch failed; will retry');
+        return { published: 0, failed: true, error: message };
+      })
+      .then((outcome) => this.afterBatch(outcome))
+      .catch((error: unknown) => {
+        // Whatever broke the bookkeeping, the loop goes on.
+        this.logger.error({ err: describeError(error) }, 'outbox relay loop error; continuing');
+        if (this.running) this.schedule(this.maxBackoffMs);
+      })
       .finally(() => {
         this.inFlight = null;
       });
   }
 
-  private afterBatch(failed: boolean, published: number): void {
-    if (failed) {
+  private afterBatch(outcome: BatchOutcome): void {
+    this.lastBatchAt = Date.now();
+    if (outcome.failed) {
       this.consecutiveFailures++;
+      this.lastError = outcome.error ?? 'publish failed';
     } else if (this.consecutiveFailures > 0) {
       this.logger.info({ afterFailures: this.consecutiveFailures }, 'outbox relay publishing again');
       this.consecutiveFailures = 0;
+      this.lastError = null;
     }
     if (!this.running) return;
-    if (failed) {
+    if (outcome.failed) {
       const backoff = Math.min(
         this.maxBackoffMs,
         this.intervalMs * 2 ** Math.min(this.consecutiveFailures, 16),
       );
       this.schedule(backoff);
-    } else if (published === this.batchSize || this.rerun) {
+    } else if (outcome.published === this.batchSize || this.rerun) {
       // A full batch suggests more rows are waiting; a nudge during the batch may have added one.
       this.schedule(0);
     } else {

@@ -3,6 +3,7 @@ import * as amqp from 'amqplib';
 import type { DataSource } from 'typeorm';
 import { createDataSource, openDatabase } from '../db/data-source';
 import { CreateBusTables1763700000000 } from './1763700000000-create-bus-tables';
+import { CreateDeadLetters1763700000003 } from './1763700000003-CreateDeadLetters';
 import { busEntities } from './entities';
 import type { BusLogger } from './logger';
 
@@ -23,7 +24,7 @@ export async function openBusDatabase(url: string): Promise<DataSource> {
   const dataSource = createDataSource({
     url,
     entities: busEntities,
-    migrations: [CreateBusTables1763700000000],
+    migrations: [CreateBusTables1763700000000, CreateDeadLetters1763700000003],
     poolSize: 5,
   });
   await openDatabase(dataSource);

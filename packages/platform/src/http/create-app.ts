@@ -14,12 +14,20 @@ import { requestContext } from './request-context';
 /** A dependency /readyz checks; throws (or rejects) when it is not reachable. */
 export type ReadinessCheck = () => Promise<void>;
 
+/**
+ * Something /readyz reports without taking the instance out of rotation: resolves null when all is
+ * well, or why it works poorly (reported as `degraded: <why>`, status `degraded`, still 200).
+ */
+export type DegradationCheck = () => Promise<string | null>;
+
 export interface HttpAppOptions {
   service: string;
   logger: Logger;
   jsonLimitBytes: number;
   openapi: OpenApiInfo;
   readiness: Record<string, ReadinessCheck>;
+  /** Checks whose failure degrades the service without making it unavailable (the bus). */
+  degradation?: Record<string, DegradationCheck>;
   /** Adds the feature routes; everything registered on `api` lands in the OpenAPI document. */
   mount: (api: ApiRouter, app: Express) => void;
   /** Path prefixes whose bodies are streamed by their handlers (never parsed as JSON). */
@@ -30,21 +38,35 @@ export interface HttpAppOptions {
   readinessTimeoutMs?: number;
 }
 
-async function withTimeout(check: ReadinessCheck, ms: number): Promise<string> {
+async function withTimeout<T>(
+  check: () => Promise<T>,
+  ms: number,
+): Promise<{ ok: true; value: T } | { ok: false; error: string }> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
+    const value = await Promise.race([
       check(),
-      new Promise((_, reject) => {
+      new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
       }),
     ]);
-    return 'ok';
+    return { ok: true, value };
   } catch (error) {
-    return error instanceof Error ? error.message || error.name : String(error);
+    return { ok: false, error: error instanceof Error ? error.message || error.name : String(error) };
   } finally {
     clearTimeout(timer);
   }
+}
+
+async function runReadiness(check: ReadinessCheck, ms: number): Promise<string> {
+  const result = await withTimeout(check, ms);
+  return result.ok ? 'ok' : result.error;
+}
+
+async function runDegradation(check: DegradationCheck, ms: number): Promise<string> {
+  const result = await withTimeout(check, ms);
+  if (!result.ok) return `degraded: not checked: ${result.error}`;
+  return result.value === null ? 'ok' : `degraded: ${result.value}`;
 }
 
 /**
@@ -98,18 +120,41 @@ export function createHttpApp(options: HttpAppOptions): Express {
   api.route({
     method: 'get',
     path: '/readyz',
-    summary: 'Readiness: database and broker reachable',
+    summary: 'Readiness: database, broker and storage reachable; events flowing',
+    description:
+      'Each dependency check (`database`, `broker`, `storage`) is `ok` or its failure; any failure answers 503 ' +
+      '`unavailable`. The `bus` check is `ok` or `degraded: <why>` (an unpublished outbox event or a ' +
+      "consumer's message older than BUS_DEGRADED_AFTER_MS, or a consumer not attached): the answer stays " +
+      '200, with status `degraded`, so the instance is not taken out of rotation for it.',
     tags: ['operations'],
     responses: {
-      200: { description: 'Every dependency answered', schema: ReadinessResponse },
-      503: { description: 'A dependency is unreachable; `checks` names it', schema: ReadinessResponse },
+      200: {
+        description:
+          'Every dependency answered: `ready`, or `degraded` when a quality check (the bus) is not ok',
+        schema: ReadinessResponse,
+      },
+      503: {
+        description: 'A dependency is unreachable (`unavailable`); `checks` names it',
+        schema: ReadinessResponse,
+      },
     },
     handler: async (_req, res) => {
       const names = Object.keys(options.readiness);
-      const results = await Promise.all(names.map((name) => withTimeout(options.readiness[name], timeout)));
-      const checks = Object.fromEntries(names.map((name, i) => [name, results[i]]));
-      const ready = results.every((r) => r === 'ok');
-      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'unavailable', checks });
+      const soft = Object.keys(options.degradation ?? {});
+      const [results, softResults] = await Promise.all([
+        Promise.all(names.map((name) => runReadiness(options.readiness[name], timeout))),
+        Promise.all(soft.map((name) => runDegradation(options.degradation![name], timeout))),
+      ]);
+      const checks = Object.fromEntries([
+        ...names.map((name, i) => [name, results[i]]),
+        ...soft.map((name, i) => [name, softResults[i]]),
+      ]);
+      const status = !results.every((r) => r === 'ok')
+        ? 'unavailable'
+        : softResults.every((r) => r === 'ok')
+          ? 'ready'
+          : 'degraded';
+      res.status(status === 'unavailable' ? 503 : 200).json({ status, checks });
     },
   });
 

@@ -16,6 +16,7 @@ export class TcpProxy {
   private readonly pairs = new Set<[Socket, Socket]>();
   private listenPort = 0;
   private closed = false;
+  private frozen = false;
 
   private constructor(private readonly target: TcpProxyTarget) {}
 
@@ -81,6 +82,29 @@ export class TcpProxy {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /**
+   * Stops forwarding bytes without closing anything: connections stay open but nothing answers, like
+   * a network path that black-holes packets (the case no error reports). New connections hang too.
+   */
+  freeze(): void {
+    this.frozen = true;
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  /** Forwards again, including what was held back while frozen. */
+  thaw(): void {
+    this.frozen = false;
+    for (const [client, upstream] of this.pairs) {
+      client.pipe(upstream);
+      upstream.pipe(client);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await this.stop();
@@ -104,6 +128,11 @@ export class TcpProxy {
     upstream.on('error', teardown);
     client.on('close', teardown);
     upstream.on('close', teardown);
+    if (this.frozen) {
+      client.pause();
+      upstream.pause();
+      return;
+    }
     client.pipe(upstream);
     upstream.pipe(client);
   }
