@@ -6,6 +6,10 @@
 //    with valid credentials at concurrency 8, against raw @node-rs/argon2 verify at the same
 //    concurrency, so the ratio is what HTTP, rate-limit counters, the user lookup and the session
 //    insert cost on top of the hash.
+// 3. Failed-login timing: one login at a time, alternating a wrong password for an existing account
+//    (the baseline) and an unknown email, BENCH_FAILED_LOGINS (40) of each. The unknown account is
+//    checked against a dummy hash of the same cost, so the ratio of the medians should be about 1
+//    (auth.test.ts checks that the dummy check happens; this is where its time is measured).
 // Postgres at BENCH_POSTGRES_URL (default the local test server) on a throwaway database, else the
 // embedded one; in-process bus. Figures are JSON lines.
 import { randomBytes } from 'node:crypto';
@@ -33,6 +37,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const warmupSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const loginConcurrency = Number(process.env.BENCH_LOGIN_CONCURRENCY ?? 8);
+const failedLogins = Number(process.env.BENCH_FAILED_LOGINS ?? 40);
 
 function listen(app) {
   return new Promise((resolve) => {
@@ -68,6 +73,7 @@ const config = loadApiConfig({
   // The bench logs in thousands of times from one address.
   RATE_LIMIT_STANDARD_PER_WINDOW: '1000000000',
   LOGIN_MAX_FAILURES_PER_ACCOUNT: '1000000000',
+  LOGIN_MAX_FAILURES_PER_ACCOUNT_TOTAL: '1000000000',
   LOGIN_MAX_FAILURES_PER_IP: '1000000000',
 });
 // Request logs are written (their cost counts) but not shown.
@@ -216,6 +222,56 @@ console.log(
     p99Ms: logins.latency.p99,
     baselineP50Ms: raw.p50,
     baselineP99Ms: raw.p99,
+  }),
+);
+
+// --- 3. failed-login timing ----------------------------------------------------------------------
+/** Milliseconds of one failed POST /auth/login (it must answer 400 invalid_credentials). */
+async function failedLogin(loginEmail) {
+  const started = performance.now();
+  const res = await fetch(`http://127.0.0.1:${fullPort}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: loginEmail, password: 'not the password' }),
+  });
+  const body = await res.json();
+  const ms = performance.now() - started;
+  if (res.status !== 400 || body.code !== 'invalid_credentials')
+    throw new Error(`a failed login answered ${res.status} ${JSON.stringify(body)}`);
+  return ms;
+}
+const unknownEmail = () => `nobody-${randomBytes(6).toString('hex')}@example.test`;
+// The first failures pay for the dummy hash and cold paths; not counted.
+for (let i = 0; i < 3; i++) {
+  await failedLogin(email);
+  await failedLogin(unknownEmail());
+}
+const wrongMs = [];
+const unknownMs = [];
+// Alternating, so machine noise falls on both alike.
+for (let i = 0; i < failedLogins; i++) {
+  wrongMs.push(await failedLogin(email));
+  unknownMs.push(await failedLogin(unknownEmail()));
+}
+const quantile = (values, q) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1));
+};
+
+console.log(
+  JSON.stringify({
+    bench: 'auth',
+    figure: 'failed-login-timing',
+    route: 'POST /auth/login (wrong password vs unknown email), one at a time',
+    hash: `argon2id m=${config.PASSWORD_HASH_MEMORY_KIB} KiB t=${config.PASSWORD_HASH_ITERATIONS} p=1`,
+    attempts: failedLogins,
+    unknownP50Ms: quantile(unknownMs, 0.5),
+    unknownP90Ms: quantile(unknownMs, 0.9),
+    baselineP50Ms: quantile(wrongMs, 0.5),
+    baselineP90Ms: quantile(wrongMs, 0.9),
+    // About 1 when an unknown account costs what a wrong password does.
+    ratio: Number((quantile(unknownMs, 0.5) / quantile(wrongMs, 0.5)).toFixed(3)),
+    baseline: 'wrong password for an existing account, same process and run',
   }),
 );
 

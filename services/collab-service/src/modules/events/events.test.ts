@@ -421,13 +421,13 @@ describe('GET /v1/events across replicas', () => {
     const replicaBase = await listen(replica);
     const { ws, owner } = await workspace();
     const client = await open(owner.user, `workspace=${ws.name}`, {}, replicaBase);
+    // Generous for a busy machine, and still short of the two default intervals (2 x 15 s) that
+    // two heartbeats would take if the setting were ignored.
     await expectEventually(
       () => expect(client.comments.filter((c) => c === 'heartbeat').length).toBeGreaterThan(1),
-      {
-        timeoutMs: 3000,
-      },
+      { timeoutMs: 20_000 },
     );
     await replica.deps.lifecycle.shutdown();
-    await expectEventually(() => expect(client.ended).toBe(true), { timeoutMs: 5000 });
+    await expectEventually(() => expect(client.ended).toBe(true), { timeoutMs: 15_000 });
   });
 });
