@@ -14,6 +14,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 import { IsEmailAddress } from './auth';
 import { type Items, ItemsOf, type Page, PageOf, PageQuery } from './paging';
 import { NestedList, Nullable } from './schema';
@@ -187,10 +188,17 @@ export class SendInvitationRequest {
   @IsEmailAddress()
   email: string;
 
-  /** Shown in the email; defaults to the sender's display name. */
+  /**
+   * @deprecated Ignored: the email names the signed-in sender (DECISIONS.md section 4). Still
+   * accepted because the interface document lists it; its value is never used.
+   */
   @IsOptional()
   @IsString()
   @MaxLength(100)
+  @JSONSchema({
+    deprecated: true,
+    description: 'Ignored: the invitation names the signed-in sender. Accepted for compatibility only.',
+  })
   invitedBy?: string;
 
   @IsString()

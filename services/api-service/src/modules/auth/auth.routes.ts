@@ -142,12 +142,23 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     path: '/auth/signup',
     summary: 'Create an account with email or phone and a password',
     description:
-      'Answers `{ user, session }`, or `{ user, session: null }` while the email or phone awaits confirmation (AUTH_REQUIRE_CONFIRMATION).',
+      'Answers `{ user, session }`, or `{ user, session: null }` while the email or phone awaits confirmation ' +
+      '(AUTH_REQUIRE_CONFIRMATION, on by default). With confirmation on, an address that already has a confirmed ' +
+      'account answers exactly as a new one (200, an obfuscated user with a fresh id, no session, as GoTrue): that ' +
+      'account is left unchanged and its owner gets a `signup_attempt` message instead of a code. With confirmation ' +
+      'off, such a signup answers 409 `email_exists` / `phone_exists` (GoTrue also answers an error there). A second ' +
+      'signup for one address within 60 s answers 429, registered or not.',
     body: SignupRequest,
     query: CookieQuery,
     responses: {
-      200: { description: 'Account created', schema: SignupResponse },
-      409: { description: '`email_exists` / `phone_exists`', schema: ErrorBodyDto },
+      200: {
+        description: 'Account created, or awaiting confirmation (also for an already registered address)',
+        schema: SignupResponse,
+      },
+      409: {
+        description: '`email_exists` / `phone_exists`: only while confirmation is switched off',
+        schema: ErrorBodyDto,
+      },
     },
     handler: async (req, res) => {
       const result = await auth.signup(req.body, clientMeta(req));

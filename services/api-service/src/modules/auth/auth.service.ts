@@ -15,6 +15,7 @@ import type { CodesService } from './codes.service';
 import { IdentityEntity } from './identity.entity';
 import type { PasswordHasher } from './passwords';
 import type { ClientMeta, IssuedSession, SessionsService } from './sessions.service';
+import { signupAttemptNotice } from './signup-attempt-notice';
 import { UserEntity, type UserMetadataFields } from './user.entity';
 
 /** Hands a message to the notifier through the outbox, in the caller's transaction. */
@@ -108,11 +109,12 @@ export class AuthService {
     await this.bus.outbox.add(manager, { type: RoutingKeys.userUpdated, actor: user.id, data });
   }
 
-  private async createUser(
+  /** A new account and its identity, not yet stored. */
+  private newAccount(
     manager: EntityManager,
     channel: Channel,
     fields: { passwordHash: string | null; metadata: UserMetadataFields },
-  ): Promise<UserEntity> {
+  ): { user: UserEntity; identity: IdentityEntity } {
     const now = new Date();
     const provider = channel.email !== undefined ? 'email' : 'phone';
     const user = manager.create(UserEntity, {
@@ -130,8 +132,7 @@ export class AuthService {
       createdAt: now,
       updatedAt: now,
     });
-    await manager.insert(UserEntity, user);
-    await manager.insert(IdentityEntity, {
+    const identity = manager.create(IdentityEntity, {
       id: newId(),
       userId: user.id,
       provider,
@@ -140,6 +141,17 @@ export class AuthService {
       createdAt: now,
       updatedAt: now,
     });
+    return { user, identity };
+  }
+
+  private async createUser(
+    manager: EntityManager,
+    channel: Channel,
+    fields: { passwordHash: string | null; metadata: UserMetadataFields },
+  ): Promise<UserEntity> {
+    const { user, identity } = this.newAccount(manager, channel, fields);
+    await manager.insert(UserEntity, user);
+    await manager.insert(IdentityEntity, identity);
     await this.emitUserUpdated(manager, user);
     return user;
   }
@@ -225,6 +237,9 @@ export class AuthService {
       let user = await this.findByChannel(manager, channel, true);
       const confirmed = user && (via === 'email' ? user.emailConfirmedAt : user.phoneConfirmedAt);
       if (user && confirmed) {
+        if (this.settings.requireConfirmation) return this.repeatedSignup(manager, user, channel, input.data);
+        // Without confirmation a signup signs in at once, so no answer could hide the account
+        // (GoTrue too answers an error here: `user_already_exists`).
         throw via === 'email'
           ? new AppError('email_exists', 409, 'An account with this email address already exists')
           : new AppError('phone_exists', 409, 'An account with this phone number already exists');
@@ -249,6 +264,34 @@ export class AuthService {
       await this.confirm(manager, user, via);
       return this.authenticated(manager, user, via, meta);
     });
+  }
+
+  /**
+   * A signup for an address its owner has confirmed (DECISIONS.md section 1): the account is left
+   * as it is, its owner is told, and the caller gets what a new signup gets, GoTrue's obfuscated
+   * user (same fields, a fresh id, no session), so the answer does not tell that the address is
+   * registered. Unlike GoTrue's, the user carries an identity as a new one does (an empty list is a
+   * known tell). The resend interval applies as to a new address's confirmation code: a dead
+   * `signup` code is stored for the address (it can never be redeemed).
+   */
+  private async repeatedSignup(
+    manager: EntityManager,
+    owner: UserEntity,
+    channel: Channel,
+    data: UserMetadataInput | undefined,
+  ): Promise<{ user: User; session: null; sessionId: null }> {
+    const recipient = (channel.email?.toLowerCase() ?? channel.phone) as string;
+    await this.codes.issue(manager, { purpose: 'signup', recipient, userId: null });
+    await this.notify(
+      manager,
+      signupAttemptNotice(channel.email !== undefined ? 'email' : 'sms', recipient),
+      owner.id,
+    );
+    const { user, identity } = this.newAccount(manager, channel, {
+      passwordHash: null,
+      metadata: mergeMetadata({}, data),
+    });
+    return { user: presentUser(user, [identity], this.settings.audience), session: null, sessionId: null };
   }
 
   private async confirm(manager: EntityManager, user: UserEntity, via: 'email' | 'phone'): Promise<void> {

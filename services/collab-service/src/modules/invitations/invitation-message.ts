@@ -30,13 +30,18 @@ export interface InvitationMessageInput {
   link: string;
   workspace: string;
   role: WorkspaceRole;
+  /** The signed-in sender's name as the collaboration host stores it (never request input). */
   invitedBy: string;
+  /** The sender's address, shown beside the name so a look-alike display name gives itself away. */
+  invitedByEmail: string;
   expiresAt: Date;
 }
 
 /** The `notification.requested.v1` payload of an invitation email (template `invitation`). */
 export function invitationMessage(input: InvitationMessageInput): NotificationRequestedData {
   const invitedBy = oneLine(input.invitedBy) || 'A colleague';
+  const address = oneLine(input.invitedByEmail);
+  const sender = address ? `${invitedBy} (${address})` : invitedBy;
   const expiresAt = input.expiresAt.toISOString();
   return {
     channel: 'email',
@@ -44,7 +49,7 @@ export function invitationMessage(input: InvitationMessageInput): NotificationRe
     template: 'invitation',
     subject: `${invitedBy} invited you to the workspace ${input.workspace}`,
     text: [
-      `${invitedBy} invited you to join the workspace "${input.workspace}" as ${input.role}.`,
+      `${sender} invited you to join the workspace "${input.workspace}" as ${input.role}.`,
       '',
       `Accept the invitation: ${input.link}`,
       '',
@@ -56,6 +61,7 @@ export function invitationMessage(input: InvitationMessageInput): NotificationRe
       workspace: input.workspace,
       role: input.role,
       invitedBy,
+      invitedByEmail: address,
       link: input.link,
       code: input.code,
       expiresAt,

@@ -55,7 +55,8 @@ export function mountInvitationRoutes(
       'The email (template `invitation`) carries a single-use code and the link `<SITE_URL>/invite?code=<code>`; the code ' +
       'expires after INVITATION_TTL_DAYS (7) days. Sending again to the same address replaces the pending invitation ' +
       '(the older code answers 410). Limited to INVITATIONS_PER_MINUTE_PER_IP (5) sends per minute per client address, ' +
-      'counted before the role check.',
+      'counted before the role check. The email names the signed-in sender (display name, else username, with ' +
+      "their address) and the answer's `invitedBy` is that name; an `invitedBy` in the body is ignored (deprecated).",
     tags: TAGS,
     role: 'manager',
     workspace: fromBody('workspace'),

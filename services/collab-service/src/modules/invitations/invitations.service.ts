@@ -71,6 +71,12 @@ function present(row: InvitationEntity, workspace: string, now = new Date()): In
   };
 }
 
+/** How invitations name their sender: the stored display name, else the username (never empty). */
+function senderName(sender: CollabUserEntity): string {
+  const name = sender.displayName.trim() || sender.username || sender.email;
+  return name.slice(0, 100);
+}
+
 const sameEmail = (a: string, b: string) => a.length > 0 && a.toLowerCase() === b.toLowerCase();
 
 /** Invitations to workspaces: single-use codes, stored hashed, mailed through the API host's notifier. */
@@ -88,7 +94,9 @@ export class InvitationsService {
       throw new ForbiddenError('Only an owner can invite an owner');
     }
     const email = request.email.trim();
-    const invitedByName = (request.invitedBy?.trim() || sender.displayName || sender.username).slice(0, 100);
+    // The signed-in sender, never the request's `invitedBy` (DECISIONS.md section 4): a name typed
+    // into the body would let any manager send mail "from IT support".
+    const invitedByName = senderName(sender);
     const code = newInvitationCode();
     const now = new Date();
     const row: InvitationEntity = {
@@ -133,6 +141,7 @@ export class InvitationsService {
           workspace: access.name,
           role,
           invitedBy: invitedByName,
+          invitedByEmail: sender.email,
           expiresAt: row.expiresAt,
         }),
       });

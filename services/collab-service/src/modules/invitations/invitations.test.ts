@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Invitation } from '@hwp/contracts';
+import { expectEventually } from '@hwp/platform/test-kit';
 import request from 'supertest';
 import { latestMessage, linkIn, uniqueEmail } from '../../../../api-service/test/support/api-test-kit';
 import {
@@ -101,6 +102,46 @@ describe('invitations', () => {
       .post('/api/invitations/send')
       .send({ email: invitee.email.toUpperCase(), workspace });
     expect(member.status).toBe(409);
+  });
+
+  test('the email names the signed-in sender: an invitedBy in the body never reaches it', async () => {
+    const owner = await newUser(stack, { first_name: 'Grace', last_name: 'Hopper' });
+    const invitee = await newUser(stack);
+    const workspace = await workspaceOf(owner);
+    // The display name comes over from the API host (user.updated.v1).
+    await expectEventually(async () => {
+      const [row] = await stack.collab.deps.dataSource.query(
+        'SELECT display_name FROM collab_users WHERE id = $1',
+        [owner.user.id],
+      );
+      expect(row?.display_name).toBe('Grace Hopper');
+    });
+
+    const crafted = 'IT support <it@example.com>';
+    const sent = await collabAs(stack.collab.app, owner)
+      .post('/api/invitations/send')
+      .send({ email: invitee.email, workspace, invitedBy: crafted });
+    expect(sent.status).toBe(201);
+    expect(sent.body.invitedBy).toBe('Grace Hopper');
+
+    const mail = await latestMessage(stack.api.app, invitee.email, 'invitation');
+    expect(mail.subject).toBe(`Grace Hopper invited you to the workspace ${workspace}`);
+    expect(mail.text).toContain(
+      `Grace Hopper (${owner.email}) invited you to join the workspace "${workspace}"`,
+    );
+    for (const part of ['IT support', 'it@example.com']) {
+      expect(mail.subject).not.toContain(part);
+      expect(mail.text).not.toContain(part);
+    }
+    const listed = await collabAs(stack.collab.app, owner).get('/api/invitations').query({ workspace });
+    expect(listed.body.items.map((i: Invitation) => i.invitedBy)).toEqual(['Grace Hopper']);
+
+    // The document still accepts the field (the interface document lists it) but marks it ignored.
+    const doc = (await request(stack.collab.app).get('/openapi.json')).body;
+    expect(doc.components.schemas.SendInvitationRequest.properties.invitedBy).toMatchObject({
+      deprecated: true,
+      description: expect.stringMatching(/Ignored/),
+    });
   });
 
   test('an expired code is refused with 410, and a resend replaces the older code', async () => {

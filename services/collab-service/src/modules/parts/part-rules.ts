@@ -1,5 +1,12 @@
 import type { DomainTemplate, FieldError, NumberingRule, PartDomain } from '@hwp/contracts';
 import Ajv, { type ValidateFunction } from 'ajv';
+import {
+  linearRegExpEngine,
+  type PatternBudget,
+  PatternBudgetError,
+  withPatternBudget,
+} from './patterns/linear-regexp';
+import { schemaPatternErrors } from './patterns/schema-patterns';
 
 /** Pure rules of parts: templates, numbering, currency and CAS numbers. */
 
@@ -42,8 +49,17 @@ export const DEFAULT_DOMAIN_TEMPLATES: Record<PartDomain, DomainTemplate> = {
   other: { required: [], enforce: false },
 };
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+// Stored templates come from managers: their patterns run on RE2 (re2js, linear time; DECISIONS.md
+// section 0), never on the backtracking RegExp, so no pattern can stall the event loop.
+const ajv = new Ajv({
+  allErrors: true,
+  strict: false,
+  unicodeRegExp: true,
+  code: { regExp: linearRegExpEngine },
+});
 const compiled = new Map<string, ValidateFunction>();
+/** Characters one part's attributes may have checked against patterns (tens of ms at most on RE2). */
+const PATTERN_CHARS_PER_PART = 50_000;
 
 /** Compiles (once per distinct schema) a template's JSON Schema; throws on an invalid schema. */
 export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
@@ -56,13 +72,50 @@ export function compileSchema(schema: Record<string, unknown>): ValidateFunction
   return validate;
 }
 
+/** The template's validator; a stored schema that no longer compiles is an error on the part, not a 500. */
+function validatorOf(schema: Record<string, unknown>, errors: FieldError[]): ValidateFunction | null {
+  try {
+    return compileSchema(schema);
+  } catch (error) {
+    errors.push({
+      field: 'attributes',
+      message: `the workspace's template for this domain cannot be applied (${(error as Error).message}); a manager must store it again`,
+    });
+    return null;
+  }
+}
+
+function validAttributes(
+  validate: ValidateFunction,
+  attributes: object,
+  errors: FieldError[],
+  shared: PatternBudget | undefined,
+): boolean {
+  const allowed = Math.min(PATTERN_CHARS_PER_PART, shared?.left ?? PATTERN_CHARS_PER_PART);
+  const budget: PatternBudget = { left: allowed };
+  try {
+    return withPatternBudget(budget, () => validate(attributes)) as boolean;
+  } catch (error) {
+    if (!(error instanceof PatternBudgetError)) throw error;
+    validate.errors = null;
+    errors.push({ field: 'attributes', message: "too long to check against the template's patterns" });
+    return false;
+  } finally {
+    if (shared) shared.left -= allowed - Math.max(budget.left, 0);
+  }
+}
+
 const isMissing = (value: unknown) =>
   value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 
-/** What a template says about a part's attributes: `errors` refuse the write, `warnings` do not. */
+/**
+ * What a template says about a part's attributes: `errors` refuse the write, `warnings` do not.
+ * Pattern work is bounded per part, and by `patternBudget` across many (an import).
+ */
 export function checkAttributes(
   template: DomainTemplate | undefined,
   attributes: Record<string, unknown>,
+  patternBudget?: PatternBudget,
 ): { errors: FieldError[]; warnings: FieldError[] } {
   const errors: FieldError[] = [];
   const warnings: FieldError[] = [];
@@ -73,8 +126,8 @@ export function checkAttributes(
       }
     }
     if (template.schema) {
-      const validate = compileSchema(template.schema);
-      if (!validate(attributes)) {
+      const validate = validatorOf(template.schema, errors);
+      if (validate && !validAttributes(validate, attributes, errors, patternBudget)) {
         for (const e of validate.errors ?? []) {
           const missing = (e.params as { missingProperty?: string }).missingProperty;
           const path = missing ? `/${missing}` : e.instancePath;
@@ -159,13 +212,18 @@ export function domainTemplateErrors(domain: string, template: unknown): FieldEr
     if (typeof t.schema !== 'object' || t.schema === null || Array.isArray(t.schema)) {
       errors.push({ field: `${field}.schema`, message: 'a JSON Schema object' });
     } else {
-      try {
-        compileSchema(t.schema);
-      } catch (error) {
-        errors.push({
-          field: `${field}.schema`,
-          message: `invalid JSON Schema: ${(error as Error).message}`,
-        });
+      // Every pattern first (naming where each bad one is), so a catastrophic one never compiles.
+      const patterns = schemaPatternErrors(t.schema, `${field}.schema`);
+      if (patterns.length > 0) errors.push(...patterns);
+      else {
+        try {
+          compileSchema(t.schema);
+        } catch (error) {
+          errors.push({
+            field: `${field}.schema`,
+            message: `invalid JSON Schema: ${(error as Error).message}`,
+          });
+        }
       }
     }
   }

@@ -7,6 +7,7 @@ import {
 } from '@hwp/contracts';
 import type { PartRules } from '../bom-settings.service';
 import { checkAttributes, numberingPattern, PART_EDITABLE_FIELDS } from '../part-rules';
+import type { PatternBudget } from '../patterns/linear-regexp';
 import type { PartImportField } from './header-aliases';
 import type { PartRow, PartRowValues } from './part-rows';
 
@@ -56,6 +57,8 @@ export interface PlanContext {
   role: WorkspaceRole;
   /** The column a field is read from, as the file names it (or the field's name). */
   column(field: PartImportField): string;
+  /** Template pattern work left to the whole import (each row is bounded on its own too). */
+  patternBudget?: PatternBudget;
 }
 
 /** What a new part has where its row is blank (shared and frozen: only ever serialised). */
@@ -151,7 +154,11 @@ export function planRow(
   }
 
   // Like PATCH: a stored part is held to its template only when its domain or attributes change.
-  const template = checkAttributes(context.rules.domainTemplates[part.domain], part.attributes);
+  const template = checkAttributes(
+    context.rules.domainTemplates[part.domain],
+    part.attributes,
+    context.patternBudget,
+  );
   if (!stored || changes.domain || changes.attributes) {
     for (const e of template.errors)
       problem(

@@ -40,6 +40,11 @@ const PROGRESS_EVERY = 10_000;
 /** Rows handled between two yields to the event loop, so other requests are answered meanwhile. */
 const YIELD_EVERY = 2_000;
 
+/** Longest the row checks run before yielding, whatever the row count. */
+const YIELD_AFTER_MS = 20;
+/** Characters one import may have checked against template patterns (seconds of CPU at most); rows past it are refused. */
+const IMPORT_PATTERN_CHARS = 20_000_000;
+
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** What checking the rows against the workspace found. */
@@ -234,14 +239,17 @@ export class PartImportService {
     const errors = [...problems];
     const warnings: ImportRowProblem[] = [];
     const planned: PlannedRow[] = [];
-    const context = { rules, role: access.role, column };
+    const context = { rules, role: access.role, column, patternBudget: { left: IMPORT_PATTERN_CHARS } };
+    let slice = performance.now();
     for (let i = 0; i < rows.length; i++) {
       const result = planRow(rows[i], stored.get(rows[i].key), context);
       errors.push(...result.errors);
       warnings.push(...result.warnings);
       if (result.planned) planned.push(result.planned);
-      if ((i + 1) % YIELD_EVERY === 0) {
+      // Rows whose template checks are slow (long attributes) yield sooner than every YIELD_EVERY.
+      if ((i + 1) % YIELD_EVERY === 0 || performance.now() - slice > YIELD_AFTER_MS) {
         await yieldToEventLoop();
+        slice = performance.now();
         signal?.throwIfAborted();
       }
     }
