@@ -14,25 +14,11 @@ import {
   openBusDatabase,
   queueFamily,
   recordingLogger,
+  settlesWithoutWaiting,
   sleep,
   TEST_AMQP_URL,
   uniqueSuffix,
 } from './test-support';
-
-/**
- * Whether `promise` has settled before the event loop's next turn, i.e. without waiting for any I/O
- * or timer: how "fails at once" is checked without a clock.
- */
-function settlesWithoutWaiting(promise: Promise<unknown>): Promise<boolean> {
-  const nextTurn = new Promise<boolean>((resolve) => setImmediate(() => resolve(false)));
-  return Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
-    nextTurn,
-  ]);
-}
 
 describe('AmqpTransport with outbox and inbox', () => {
   const suffix = uniqueSuffix();

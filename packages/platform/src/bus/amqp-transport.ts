@@ -11,7 +11,7 @@ import {
 } from './bus';
 import { decodeEnvelope } from './envelope';
 import { type BusLogger, describeError, guardLogger, isPermanentFailure, silentLogger } from './logger';
-import { runHandler } from './timeouts';
+import { runHandler, withDeadline } from './timeouts';
 
 export interface AmqpTransportOptions {
   /** `amqp://user:pass@host:port/vhost`. */
@@ -89,26 +89,10 @@ interface Subscription {
   detachedSince: number | null;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
-    promise.then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
-}
-
 /** Runs an amqplib call that may throw synchronously (closed channel) or reject; never throws. */
 async function quietly(what: () => Promise<unknown>, ms: number): Promise<void> {
   try {
-    await withTimeout(Promise.resolve().then(what), ms, 'amqp call');
+    await withDeadline(Promise.resolve().then(what), ms, 'amqp call');
   } catch {
     // Closing is best effort: the connection close that follows releases everything anyway.
   }
@@ -270,7 +254,7 @@ export class AmqpTransport implements MessageTransport {
   /** Resolves once connected (publish channel ready); rejects after `timeoutMs`. */
   waitUntilConnected(timeoutMs: number): Promise<void> {
     if (this.isConnected()) return Promise.resolve();
-    return withTimeout(
+    return withDeadline(
       new Promise<void>((resolve, reject) => this.connectedWaiters.push({ resolve, reject })),
       timeoutMs,
       'waiting for the broker',
@@ -285,7 +269,7 @@ export class AmqpTransport implements MessageTransport {
     const channel = this.publishChannel;
     if (!this.isConnected() || !channel) throw new Error('amqp transport is not connected');
     // A round trip, so a connection that died without a close frame is caught too.
-    await withTimeout(channel.checkExchange(this.exchange), this.confirmTimeoutMs, 'broker ping');
+    await withDeadline(channel.checkExchange(this.exchange), this.confirmTimeoutMs, 'broker ping');
   }
 
   /**
@@ -420,7 +404,7 @@ export class AmqpTransport implements MessageTransport {
     }
     const running = this.subscriptions.flatMap((sub) => [...sub.inFlight.keys()]);
     if (running.length > 0) {
-      await withTimeout(Promise.allSettled(running), CLOSE_STEP_TIMEOUT_MS, 'handlers').catch(() => {
+      await withDeadline(Promise.allSettled(running), CLOSE_STEP_TIMEOUT_MS, 'handlers').catch(() => {
         this.logger.warn({ running: running.length }, 'closing amqp transport with handlers still running');
       });
     }
@@ -811,7 +795,7 @@ export class AmqpTransport implements MessageTransport {
 
   /** Sends with a confirm callback and waits for the confirm, at most confirmTimeoutMs. */
   private confirmed(send: (done: (error: unknown) => void) => void, what: string): Promise<void> {
-    return withTimeout(
+    return withDeadline(
       new Promise<void>((resolve, reject) => {
         try {
           send((error) => {

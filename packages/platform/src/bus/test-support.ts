@@ -80,3 +80,18 @@ export async function openAdmin(): Promise<{
 export function queueFamily(queue: string): string[] {
   return [queue, `${queue}.retry`, `${queue}.dlq`];
 }
+
+/**
+ * Whether `promise` has settled before the event loop's next turn, i.e. without waiting for any I/O
+ * or timer: how "fails at once" is checked without a clock.
+ */
+export function settlesWithoutWaiting(promise: Promise<unknown>): Promise<boolean> {
+  const nextTurn = new Promise<boolean>((resolve) => setImmediate(() => resolve(false)));
+  return Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    nextTurn,
+  ]);
+}

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { fakeOnly } from '@hwp/platform/test-kit';
 import * as argon2 from '@node-rs/argon2';
 import request from 'supertest';
 import {
@@ -56,25 +57,7 @@ async function expectAuthResponse(app: ApiTestService['app'], body: unknown) {
  * needs time to pass does not wait for it, and a slow machine cannot stretch or shrink the window.
  */
 async function withClockMovedOn<T>(ms: number, check: () => Promise<T>): Promise<T> {
-  jest.useFakeTimers({
-    advanceTimers: true,
-    doNotFake: [
-      'hrtime',
-      'nextTick',
-      'performance',
-      'queueMicrotask',
-      'requestAnimationFrame',
-      'cancelAnimationFrame',
-      'requestIdleCallback',
-      'cancelIdleCallback',
-      'setImmediate',
-      'clearImmediate',
-      'setInterval',
-      'clearInterval',
-      'setTimeout',
-      'clearTimeout',
-    ],
-  });
+  fakeOnly(['Date'], { advanceTimers: true });
   try {
     jest.setSystemTime(Date.now() + ms);
     return await check();

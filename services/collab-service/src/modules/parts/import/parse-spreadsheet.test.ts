@@ -1,4 +1,5 @@
 import { deflateRawSync } from 'node:zlib';
+import { fakeOnly } from '@hwp/platform/test-kit';
 import * as XLSX from 'xlsx';
 import {
   deflatedZeros,
@@ -15,22 +16,6 @@ import * as workerLauncher from './worker-launcher';
 import { inspectZip, ZipRejection } from './zip-inspect';
 
 const MB = 1024 * 1024;
-/** For jest.useFakeTimers: only setTimeout and clearTimeout are faked. */
-const EVERYTHING_BUT_TIMEOUTS: FakeableAPI[] = [
-  'Date',
-  'hrtime',
-  'nextTick',
-  'performance',
-  'queueMicrotask',
-  'requestAnimationFrame',
-  'cancelAnimationFrame',
-  'requestIdleCallback',
-  'cancelIdleCallback',
-  'setImmediate',
-  'clearImmediate',
-  'setInterval',
-  'clearInterval',
-];
 const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 /** The rows as objects keyed by header, to compare against. */
@@ -359,7 +344,7 @@ describe('parseSpreadsheet: type, size and row limits', () => {
   it('answers 413, not 500, when the worker runs out of time', async () => {
     // The limit's timer is the only fake one: the clock is moved past it while the worker has only
     // just been started, so the outcome does not depend on how fast this machine parses.
-    jest.useFakeTimers({ doNotFake: EVERYTHING_BUT_TIMEOUTS });
+    fakeOnly(['setTimeout', 'clearTimeout']);
     try {
       const buffer = Buffer.from(`pn\n${'P-1\n'.repeat(100_000)}`);
       const parsing = refusal(parseSpreadsheet({ buffer, filename: 'parts.csv' }, { timeoutMs: 30_000 }));
