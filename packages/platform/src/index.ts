@@ -8,6 +8,7 @@ export * from './context';
 export * from './db/data-source';
 export * from './db/embedded-postgres';
 export * from './errors';
+export * from './feature';
 export * from './http/1763700000002-create-rate-limit-counters';
 export * from './http/api-router';
 export * from './http/blob-routes';

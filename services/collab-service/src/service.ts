@@ -1,47 +1,45 @@
-import {
-  platformEntities,
-  platformMigrations,
-  registerPlatformConsumers,
-  type ServiceDefinition,
-} from '@hwp/platform';
-import { createApp } from './app';
+import { defineService } from '@hwp/platform';
 import type { CollabConfig } from './config';
-import { CreateIdentityAndWorkspaces1763900000000 } from './db/migrations/1763900000000-CreateIdentityAndWorkspaces';
-import { CreateEventLog1763900000100 } from './db/migrations/1763900000100-CreateEventLog';
-import { CreateInvitations1763900000200 } from './db/migrations/1763900000200-CreateInvitations';
-import { CreateParts1763900000300 } from './db/migrations/1763900000300-CreateParts';
-import { eventEntities } from './modules/events/collab-event.entity';
-import { eventsModuleFor } from './modules/events/events.module';
-import { CollabUserEntity } from './modules/identity/collab-user.entity';
-import { identityModuleFor } from './modules/identity/identity.module';
-import { InvitationEntity } from './modules/invitations/invitation.entity';
-import { partEntities } from './modules/parts/part.entity';
-import { WorkspaceEntity, WorkspaceMemberEntity } from './modules/workspaces/workspace.entity';
+import { eventsFeature } from './modules/events/events.feature';
+import { identityFeature } from './modules/identity/identity.feature';
+import { invitationsFeature } from './modules/invitations/invitations.feature';
+import { partsFeature } from './modules/parts/parts.feature';
+import { workspaceAccessFeature } from './modules/workspaces/workspace-access.feature';
+import { workspacesFeature } from './modules/workspaces/workspaces.feature';
 
-/** The collab-service: its schema, its app and its consumers, for main.ts, the embedded runner and tests. */
-export const collabService: ServiceDefinition<CollabConfig> = {
+/**
+ * The collab-service as a list of features (each built once, in this order, after the features it
+ * needs): for main.ts, the embedded runner and tests.
+ */
+export const collabService = defineService<CollabConfig>({
   name: 'collab-service',
-  entities: [
-    ...platformEntities,
-    CollabUserEntity,
-    WorkspaceEntity,
-    WorkspaceMemberEntity,
-    InvitationEntity,
-    ...eventEntities,
-    ...partEntities,
-  ],
-  migrations: [
-    ...platformMigrations,
-    CreateIdentityAndWorkspaces1763900000000,
-    CreateEventLog1763900000100,
-    CreateInvitations1763900000200,
-    CreateParts1763900000300,
-  ],
   blobRoutePrefix: '/v1/blobs',
-  createApp,
-  async registerConsumers(deps) {
-    await registerPlatformConsumers(deps);
-    await identityModuleFor(deps).registerConsumer();
-    await eventsModuleFor(deps).registerConsumer();
+  opsPrefix: '/v1/system',
+  openapi: {
+    title: 'Hardware Engineering Platform: collaboration host',
+    description:
+      'Workspaces, parts, BOMs, files with optimistic concurrency, locks, reviews, tasks and the SSE stream.',
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description: 'An access token of the API host (server-side integrations).',
+      },
+      sessionCookie: {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'hwp.sid',
+        description: 'Browser session from POST /api/auth/session.',
+      },
+    },
   },
-};
+  features: [
+    identityFeature,
+    workspaceAccessFeature,
+    eventsFeature,
+    workspacesFeature,
+    invitationsFeature,
+    partsFeature,
+  ],
+});

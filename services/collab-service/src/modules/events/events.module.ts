@@ -36,15 +36,11 @@ function isPublished(data: unknown): data is CollabEventPublishedData {
   );
 }
 
-const modules = new WeakMap<object, EventsModule>();
-
 /**
- * The events module of a service runtime: one per `deps`, because the consumer (registered first)
- * and the routes (mounted by createApp) must share the process's streams.
+ * The event log and stream of the collaboration host: writers (`events`), presence, the hub that
+ * pushes to this process's streams, its routes, its broadcast consumer and housekeeping timer.
  */
-export function eventsModuleFor(deps: PlatformDeps<CollabConfig>): EventsModule {
-  const existing = modules.get(deps);
-  if (existing) return existing;
+export function createEventsModule(deps: PlatformDeps<CollabConfig>): EventsModule {
   const { config, dataSource, bus, logger } = deps;
   const log = logger.child({ module: 'events' });
   const events = new CollabEvents(dataSource, bus);
@@ -95,6 +91,5 @@ export function eventsModuleFor(deps: PlatformDeps<CollabConfig>): EventsModule 
     },
     housekeeping,
   };
-  modules.set(deps, module);
   return module;
 }

@@ -12,8 +12,12 @@ import {
   type TestUser,
 } from '../../../test/support/collab-test-kit';
 import { SseClient } from '../../../test/support/sse-client';
+import { collabService } from '../../service';
 import { EventLogRepository } from './event-log.repository';
-import { eventsModuleFor } from './events.module';
+import type { EventsModule } from './events.module';
+
+const eventsModuleFor = (deps: Parameters<typeof collabService.exportsOf>[0]) =>
+  collabService.exportsOf<EventsModule>(deps, 'events');
 
 let stack: Stack;
 let base: string;

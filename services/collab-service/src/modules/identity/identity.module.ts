@@ -58,21 +58,6 @@ export interface IdentityModule {
   registerConsumer(): Promise<void>;
 }
 
-const modules = new WeakMap<object, IdentityModule>();
-
-/**
- * The identity module of a service runtime: one per `deps`, because the consumers (registered first)
- * and the routes must share one list of ended sessions. (Issue 12 replaces this with one wiring.)
- */
-export function identityModuleFor(deps: PlatformDeps<CollabConfig>): IdentityModule {
-  let module = modules.get(deps);
-  if (!module) {
-    module = createIdentityModule(deps);
-    modules.set(deps, module);
-  }
-  return module;
-}
-
 /**
  * Identity of the collaboration host (DECISIONS.md section 4): the API host's access tokens,
  * verified through its JWKS, either sent as a bearer token on every request (integrations) or
