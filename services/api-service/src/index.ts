@@ -1,3 +1,2 @@
-export * from './app';
 export * from './config';
 export * from './service';

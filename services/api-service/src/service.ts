@@ -1,48 +1,31 @@
-import {
-  platformEntities,
-  platformMigrations,
-  registerPlatformConsumers,
-  type ServiceDefinition,
-} from '@hwp/platform';
-import { createApp } from './app';
+import { defineService } from '@hwp/platform';
 import type { ApiConfig } from './config';
-import { CreateAccounts1763800000000 } from './db/migrations/1763800000000-CreateAccounts';
-import { CreateRevokedSessions1763800000200 } from './db/migrations/1763800000200-CreateRevokedSessions';
-import { IdentityEntity } from './modules/auth/identity.entity';
-import { OneTimeCodeEntity } from './modules/auth/one-time-code.entity';
-import { AuthSessionEntity, RefreshTokenEntity } from './modules/auth/session.entity';
-import { UserEntity } from './modules/auth/user.entity';
-import {
-  createNotificationsModule,
-  notificationEntities,
-  notificationMigrations,
-} from './modules/notifications';
-import { TenantEntity, TenantMemberEntity } from './modules/tenants/tenant.entity';
+import { accountsFeature } from './modules/auth/accounts.feature';
+import { notificationsFeature } from './modules/notifications/notifications.feature';
+import { tenancyFeature } from './modules/tenants/tenancy.feature';
+import { tenantsFeature } from './modules/tenants/tenants.feature';
 
-const accountEntities = [
-  UserEntity,
-  IdentityEntity,
-  AuthSessionEntity,
-  RefreshTokenEntity,
-  OneTimeCodeEntity,
-  TenantEntity,
-  TenantMemberEntity,
-];
-
-/** The api-service: its schema, its app and its consumers, for main.ts, the embedded runner and tests. */
-export const apiService: ServiceDefinition<ApiConfig> = {
+/**
+ * The api-service as a list of features (each built once, in this order, after the features it
+ * needs): for main.ts, the embedded runner and tests.
+ */
+export const apiService = defineService<ApiConfig>({
   name: 'api-service',
-  entities: [...platformEntities, ...accountEntities, ...notificationEntities],
-  migrations: [
-    ...platformMigrations,
-    CreateAccounts1763800000000,
-    ...notificationMigrations,
-    CreateRevokedSessions1763800000200,
-  ],
   blobRoutePrefix: '/blobs',
-  createApp,
-  async registerConsumers(deps) {
-    await registerPlatformConsumers(deps);
-    await createNotificationsModule(deps).registerConsumer();
+  opsPrefix: '/system',
+  openapi: {
+    title: 'Hardware Engineering Platform: API host',
+    description:
+      'Authentication, tenants, files with revisions, CAD metadata, previews, AI image tools and WebSocket updates.',
+    securitySchemes: {
+      bearerAuth: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          'Access token from the login routes. Browser clients may use the session cookies of `?cookie=true` instead; then state-changing requests need the `X-CSRF-Token` header.',
+      },
+    },
   },
-};
+  features: [notificationsFeature, tenancyFeature, accountsFeature, tenantsFeature],
+});

@@ -15,7 +15,7 @@ import {
   uniquePhone,
 } from '../../../test/support/api-test-kit';
 import { expectSchema } from '../../../test/support/openapi-schemas';
-import { createApp } from '../../app';
+import { apiService } from '../../service';
 
 // argon2's verify, still doing the real work, but recording which hashes it was asked to check.
 jest.mock('@node-rs/argon2', () => {
@@ -388,7 +388,8 @@ describe('logout', () => {
   });
 
   test('another replica stops accepting the access token within 5 s of the logout', async () => {
-    const replica = createApp(open.deps);
+    // A copy of the deps is another runtime: its features (and session cache) are built anew.
+    const replica = apiService.createApp({ ...open.deps });
     const user = await signUp(open.app);
     // The replica has checked (and cached) the session as alive.
     await as(replica, user).get('/auth/user').expect(200);

@@ -1,5 +1,5 @@
-import { CreateDevMailbox1763800000100 } from '../../db/migrations/1763800000100-CreateDevMailbox';
 import { DevMailboxMessageEntity } from './dev-mailbox-message.entity';
+import { CreateDevMailbox1763800000100 } from './migrations/1763800000100-CreateDevMailbox';
 
 export { DeliveryError } from './delivery-error';
 export { DevMailboxMessageEntity } from './dev-mailbox-message.entity';
