@@ -2,20 +2,20 @@ import { defineFeature } from '@hwp/platform';
 import cookieParser from 'cookie-parser';
 import type { ApiConfig } from '../../config';
 import type { NotificationsModule } from '../notifications/notifications.service';
-import type { TenancyExports } from '../tenants/tenancy.feature';
 import { type AuthModule, createAuthModule } from './auth.module';
 import { IdentityEntity } from './identity.entity';
 import { CreateAccounts1763800000000 } from './migrations/1763800000000-CreateAccounts';
 import { CreateRevokedSessions1763800000200 } from './migrations/1763800000200-CreateRevokedSessions';
 import { OneTimeCodeEntity } from './one-time-code.entity';
 import { AuthSessionEntity, RefreshTokenEntity } from './session.entity';
+import type { PersonalTenants } from './sessions.service';
 import { UserEntity } from './user.entity';
 
 /** Accounts and sessions (Supabase Auth's model): signup, logins, codes, tokens, revocations. */
 export const accountsFeature = defineFeature<
   ApiConfig,
   AuthModule,
-  { tenancy: TenancyExports; notifications: NotificationsModule }
+  { tenancy: { tenants: PersonalTenants }; notifications: NotificationsModule }
 >({
   name: 'accounts',
   entities: [UserEntity, IdentityEntity, AuthSessionEntity, RefreshTokenEntity, OneTimeCodeEntity],

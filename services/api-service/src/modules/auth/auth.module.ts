@@ -10,14 +10,13 @@ import {
 } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import type { ApiConfig } from '../../config';
-import type { TenantsService } from '../tenants/tenants.service';
 import { mountAuthRoutes } from './auth.routes';
 import { AuthService, type Notify } from './auth.service';
 import { type CookieSettings, createAuthenticator } from './authenticate';
 import { CodesService } from './codes.service';
 import { PasswordHasher } from './passwords';
 import { mountRevocationRoutes } from './revocations.routes';
-import { SessionsService } from './sessions.service';
+import { type PersonalTenants, SessionsService } from './sessions.service';
 import { loadSigningKeys, type SigningKeys } from './signing-keys';
 import { AccessTokenSigner } from './tokens';
 
@@ -46,7 +45,7 @@ export interface AuthModule {
 /** Identity of the API host: keys, passwords, sessions, codes, the passport authenticator and rate limits. */
 export function createAuthModule(
   deps: PlatformDeps<ApiConfig>,
-  tenants: TenantsService,
+  tenants: PersonalTenants,
   notify: Notify,
 ): AuthModule {
   const { config, dataSource, bus, logger } = deps;

@@ -1,7 +1,6 @@
 import type { Session } from '@hwp/contracts';
 import { type Bus, newId, UnauthorizedError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { TenantsService } from '../tenants/tenants.service';
 import { IdentityEntity } from './identity.entity';
 import { AuthSessionEntity, RefreshTokenEntity } from './session.entity';
 import { SessionRevocations } from './session-revocations';
@@ -17,6 +16,14 @@ export interface ClientMeta {
 export interface IssuedSession {
   sessionId: string;
   session: Session;
+}
+
+/**
+ * What sign-in needs of tenancy: a user without a tenant gets a personal one (DECISIONS.md
+ * section 2). An interface, so accounts do not depend on the tenants module (tenants use accounts).
+ */
+export interface PersonalTenants {
+  ensurePersonalTenant(manager: EntityManager, user: UserEntity): Promise<void>;
 }
 
 export interface SessionSettings {
@@ -44,7 +51,7 @@ export class SessionsService {
     private readonly bus: Bus,
     dataSource: DataSource,
     private readonly signer: AccessTokenSigner,
-    private readonly tenants: TenantsService,
+    private readonly tenants: PersonalTenants,
     private readonly settings: SessionSettings,
   ) {
     this.dataSource = dataSource;
