@@ -1,4 +1,5 @@
 import { ErrorBodyDto } from '@hwp/contracts';
+import type { ClassConstructor } from 'class-transformer';
 import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
 import type { OpenApiBuilder, OperationSpec, ResponseSpec } from './openapi';
 import { validateInput } from './validation';
@@ -23,12 +24,60 @@ const TOO_MANY_REQUESTS: ResponseSpec = {
   },
 };
 
-export interface RouteSpec extends OperationSpec {
+/** The query string as express parsed it (what a route without a `query` DTO gets). */
+export type RawQuery = Request['query'];
+
+/** What a route handler receives: the validated body and query, the path parameters, and the raw pair. */
+export interface RouteInput<Body = unknown, Query = RawQuery> {
+  /** The body validated against the route's `body` DTO; without one, the body as parsed. */
+  body: Body;
+  /** The query validated against the route's `query` DTO; without one, the query as parsed. */
+  query: Query;
+  /** Path parameters as strings (a wildcard's segments joined with `/`). */
+  params: Record<string, string>;
+  req: Request;
+  res: Response;
+  next: NextFunction;
+}
+
+/**
+ * A handler gets typed input; `res` and `next` follow for handlers written before the input object
+ * existed. A value it returns is sent as JSON with the route's success status; handlers that stream,
+ * redirect or answer without a body write the response themselves.
+ */
+export type RouteHandler<Body = unknown, Query = RawQuery> = (
+  input: RouteInput<Body, Query>,
+  res: Response,
+  next: NextFunction,
+) => unknown;
+
+export interface RouteSpec<Body = unknown, Query = RawQuery> extends Omit<OperationSpec, 'body' | 'query'> {
+  body?: ClassConstructor<Body & object>;
+  query?: ClassConstructor<Query & object>;
+  /** Status of a returned body; default the lowest 2xx of `responses`, else 200. */
+  status?: number;
   /** Runs before validation (authentication, role checks, rate limits, multer). */
   before?: RequestHandler[];
   /** A limiter from createRateLimiter is in `before`: documents the 429 answer. */
   rateLimited?: boolean;
-  handler: (req: Request, res: Response, next: NextFunction) => unknown;
+  handler: RouteHandler<Body, Query>;
+}
+
+function successStatus(spec: { status?: number; responses: Record<number, unknown> }): number {
+  if (spec.status) return spec.status;
+  const ok = Object.keys(spec.responses)
+    .map(Number)
+    .filter((code) => code >= 200 && code < 300)
+    .sort((a, b) => a - b);
+  return ok[0] ?? 200;
+}
+
+function stringParams(params: Request['params']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(params as Record<string, string | string[] | undefined>)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join('/') : String(value);
+  }
+  return out;
 }
 
 /**
@@ -40,8 +89,9 @@ export class ApiRouter {
 
   constructor(private readonly openapi: OpenApiBuilder) {}
 
-  route(spec: RouteSpec): this {
-    const { before = [], handler, rateLimited, ...operation } = spec;
+  route<Body = unknown, Query = RawQuery>(spec: RouteSpec<Body, Query>): this {
+    const { before = [], handler, rateLimited, status: _status, ...operation } = spec;
+    const status = successStatus(spec);
     const responses = { ...operation.responses };
     // Every operation can fail with the shared error body; document it once here.
     if (operation.body || operation.query)
@@ -52,22 +102,27 @@ export class ApiRouter {
     this.openapi.add({ ...operation, responses });
 
     const validators: RequestHandler[] = [];
-    if (operation.body) {
-      const dto = operation.body;
+    const bodyDto = operation.body;
+    if (bodyDto) {
       validators.push(async (req, _res, next) => {
-        req.body = await validateInput(dto, req.body ?? {}, 'body');
+        req.body = await validateInput(bodyDto, req.body ?? {}, 'body');
         next();
       });
     }
-    if (operation.query) {
-      const dto = operation.query;
+    const queryDto = operation.query;
+    if (queryDto) {
       validators.push(async (req, res, next) => {
-        res.locals.query = await validateInput(dto, { ...req.query }, 'query');
+        res.locals.query = await validateInput(queryDto, { ...req.query }, 'query');
         next();
       });
     }
     this.router[operation.method](operation.path, ...before, ...validators, async (req, res, next) => {
-      await handler(req, res, next);
+      // The validators above replaced the raw input with instances of the declared DTOs.
+      const body: Body = req.body;
+      const query = (queryDto ? res.locals.query : req.query) as Query;
+      const input = { body, query, params: stringParams(req.params), req, res, next };
+      const result = await handler(input, res, next);
+      if (result !== undefined && result !== res && !res.headersSent) res.status(status).json(result);
     });
     return this;
   }

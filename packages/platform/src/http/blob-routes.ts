@@ -38,7 +38,7 @@ export function mountBlobRoutes(api: ApiRouter, deps: Pick<PlatformDeps, 'blobs'
       404: { description: 'No such object', schema: ErrorBodyDto },
       416: { description: 'Range not satisfiable', schema: ErrorBodyDto },
     },
-    handler: serve,
+    handler: ({ req, res }) => serve(req, res),
   });
   api.route({
     method: 'put',
@@ -51,6 +51,6 @@ export function mountBlobRoutes(api: ApiRouter, deps: Pick<PlatformDeps, 'blobs'
       200: { description: 'Stored; ETag header carries the sha256 (or the part etag)' },
       403: { description: 'Bad signature, expired URL or wrong Content-Type', schema: ErrorBodyDto },
     },
-    handler: serve,
+    handler: ({ req, res }) => serve(req, res),
   });
 }

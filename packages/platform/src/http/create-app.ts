@@ -113,9 +113,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     summary: 'Liveness: the process is up',
     tags: ['operations'],
     responses: { 200: { description: 'Up', schema: HealthResponse } },
-    handler: (_req, res) => {
-      res.json({ status: 'ok', service: options.service });
-    },
+    handler: () => ({ status: 'ok', service: options.service }),
   });
   api.route({
     method: 'get',
@@ -138,7 +136,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
         schema: ReadinessResponse,
       },
     },
-    handler: async (_req, res) => {
+    handler: async ({ res }) => {
       const names = Object.keys(options.readiness);
       const soft = Object.keys(options.degradation ?? {});
       const [results, softResults] = await Promise.all([

@@ -100,10 +100,8 @@ export function createBusProbeModule(deps: PlatformDeps) {
       before: [guard],
       body: CreateBusProbeRequest,
       responses: { 202: { description: 'Probe committed to the outbox', schema: BusProbe } },
-      handler: async (req, res) => {
-        const body = req.body as CreateBusProbeRequest;
-        res.status(202).json(await send(body.note ?? ''));
-      },
+      status: 202,
+      handler: ({ body }) => send(body.note ?? ''),
     });
     api.route({
       method: 'get',
@@ -114,8 +112,7 @@ export function createBusProbeModule(deps: PlatformDeps) {
       before: [guard],
       query: ListBusProbesQuery,
       responses: { 200: { description: 'A page of probes', schema: BusProbeList } },
-      handler: async (_req, res) => {
-        const query = res.locals.query as ListBusProbesQuery;
+      handler: async ({ query }) => {
         const page = query.page ?? 1;
         const pageSize = query.pageSize ?? 50;
         const [rows, total] = await dataSource.getRepository(BusProbeEntity).findAndCount({
@@ -123,7 +120,7 @@ export function createBusProbeModule(deps: PlatformDeps) {
           skip: (page - 1) * pageSize,
           take: pageSize,
         });
-        res.json({ items: rows.map(present), total, page, pageSize });
+        return { items: rows.map(present), total, page, pageSize };
       },
     });
     api.route({
@@ -137,15 +134,15 @@ export function createBusProbeModule(deps: PlatformDeps) {
         200: { description: 'The probe', schema: BusProbe },
         404: { description: 'This service has no such probe (yet)', schema: ErrorBodyDto },
       },
-      handler: async (req, res) => {
-        const id = String(req.params.id);
+      handler: async ({ params }) => {
+        const { id } = params;
         const rows = /^[0-9a-f-]{36}$/i.test(id)
           ? await dataSource
               .getRepository(BusProbeEntity)
               .find({ where: { id }, order: { direction: 'ASC' } })
           : [];
         if (rows.length === 0) throw new NotFoundError(`No probe ${id} here`);
-        res.json(present(rows[0]));
+        return present(rows[0]);
       },
     });
   }

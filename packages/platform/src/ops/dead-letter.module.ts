@@ -107,9 +107,7 @@ export function createDeadLetterModule(deps: PlatformDeps) {
         200: { description: 'A page of dead letters', schema: DeadLetterList },
         409: onRabbit,
       },
-      handler: async (_req, res) => {
-        res.json(await list(res.locals.query as ListDeadLettersQuery));
-      },
+      handler: ({ query }) => list(query),
     });
     api.route({
       method: 'post',
@@ -126,9 +124,8 @@ export function createDeadLetterModule(deps: PlatformDeps) {
           schema: ErrorBodyDto,
         },
       },
-      handler: async (req, res) => {
-        res.status(202).json(await replay(String(req.params.id)));
-      },
+      status: 202,
+      handler: ({ params }) => replay(params.id),
     });
   }
 

@@ -22,9 +22,9 @@ export function mountRevocationRoutes(
       'until `expires_at`. Live changes arrive as `session.revoked.v1` events.',
     tags: ['auth'],
     responses: { 200: { description: 'The list', schema: RevokedSessionList } },
-    handler: async (_req, res) => {
+    handler: ({ res }) => {
       res.setHeader('Cache-Control', 'no-store');
-      res.json(await revocations.list(dataSource));
+      return revocations.list(dataSource);
     },
   });
 }

@@ -29,14 +29,13 @@ export function mountDevMailboxRoutes(api: ApiRouter, mailbox: DevMailboxReposit
     tags: ['development'],
     query: DevMailboxQuery,
     responses: { 200: { description: 'A page of messages', schema: DevMailboxList } },
-    handler: async (_req, res) => {
-      const query = res.locals.query as DevMailboxQuery;
+    handler: async ({ query, res }) => {
       const page = query.page ?? 1;
       const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
       const [rows, total] = await mailbox.findForRecipient(normalizeRecipient(query.to), page, pageSize);
-      const body: DevMailboxList = { items: rows.map(present), total, page, pageSize };
       // The messages carry one-time codes.
-      res.set('Cache-Control', 'no-store').json(body);
+      res.set('Cache-Control', 'no-store');
+      return { items: rows.map(present), total, page, pageSize } satisfies DevMailboxList;
     },
   });
 }

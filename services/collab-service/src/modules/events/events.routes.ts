@@ -3,8 +3,7 @@ import type { Logger } from '@hwp/platform';
 import { AppError, ForbiddenError, type Lifecycle } from '@hwp/platform';
 import type { Request } from 'express';
 import type { CollabConfig } from '../../config';
-import { currentUser } from '../identity/identity.module';
-import { fromQuery, requestWorkspace } from '../workspaces/workspace-access';
+import { fromQuery } from '../workspaces/workspace-access';
 import { type CollabRouting, memberRoute } from '../workspaces/workspace-route';
 import type { EventHub } from './event-hub';
 import { openEventStream } from './event-stream';
@@ -64,10 +63,7 @@ export function mountEventRoutes(deps: EventRouteDeps): void {
       },
       403: { description: '`username` names another user', schema: ErrorBodyDto },
     },
-    handler: async (req, res) => {
-      const user = currentUser(req);
-      const access = requestWorkspace(req);
-      const query = res.locals.query as EventsQuery;
+    handler: async ({ query, user, workspace: access, req, res }) => {
       if (query.username !== undefined && query.username.toLowerCase() !== user.username) {
         throw new ForbiddenError('username must be your own');
       }

@@ -146,7 +146,7 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
       tags: ['session'],
       security: ['bearerAuth'],
       responses: { 200: { description: 'Signed in', schema: SessionResponse } },
-      handler: async (req, res) => {
+      handler: async ({ req, res }) => {
         const token = bearerOf(req);
         if (!token)
           throw new UnauthorizedError('Send the API host access token as Authorization: Bearer <token>');
@@ -169,7 +169,7 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
       summary: 'End the session cookie',
       tags: ['session'],
       responses: { 204: { description: 'Signed out' } },
-      handler: async (req, res) => {
+      handler: async ({ req, res }) => {
         if (req.session?.userId) {
           await new Promise<void>((done, fail) =>
             req.session.destroy((error) => (error ? fail(error) : done())),
@@ -189,7 +189,7 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
         200: { description: 'The current user or null', schema: SessionResponse },
         401: { description: 'A bearer token was sent and is invalid or expired', schema: ErrorBodyDto },
       },
-      handler: async (req, res) => {
+      handler: async ({ req, res }) => {
         const user = await identify(req);
         res.setHeader('Cache-Control', 'no-store');
         res.json({ user: user ? presentUser(user) : null });
@@ -202,7 +202,7 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
       summary: 'Whether joining needs an invitation',
       tags: ['session'],
       responses: { 200: { description: 'Auth configuration', schema: AuthConfigResponse } },
-      handler: (_req, res) => {
+      handler: ({ res }) => {
         res.json({ requiresInvitation: config.REQUIRES_INVITATION });
       },
     });
@@ -213,7 +213,7 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
       summary: 'Client configuration',
       tags: ['session'],
       responses: { 200: { description: 'Client configuration', schema: ClientConfigResponse } },
-      handler: (_req, res) => {
+      handler: ({ res }) => {
         res.json({ branchSuffixWrites: config.BRANCH_SUFFIX_WRITES });
       },
     });

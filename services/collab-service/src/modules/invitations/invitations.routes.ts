@@ -10,8 +10,7 @@ import {
 } from '@hwp/contracts';
 import { clientKey, createRateLimiter, type PlatformDeps } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
-import { currentUser } from '../identity/identity.module';
-import { atLeast, fromBody, requestWorkspace } from '../workspaces/workspace-access';
+import { atLeast, fromBody } from '../workspaces/workspace-access';
 import { type CollabRouting, memberRoute, userRoute } from '../workspaces/workspace-route';
 import type { WorkspacesService } from '../workspaces/workspaces.service';
 import { type InvitationScope, InvitationsService } from './invitations.service';
@@ -71,10 +70,8 @@ export function mountInvitationRoutes(
       },
       409: { description: 'The address belongs to a member of the workspace', schema: ErrorBodyDto },
     },
-    handler: async (req, res) => {
-      const body = req.body as SendInvitationRequest;
-      res.status(201).json(await invitations.send(currentUser(req), requestWorkspace(req), body));
-    },
+    status: 201,
+    handler: ({ body, user, workspace }) => invitations.send(user, workspace, body),
   });
 
   userRoute(routing, {
@@ -90,9 +87,7 @@ export function mountInvitationRoutes(
     tags: TAGS,
     query: ListInvitationsQuery,
     responses: { 200: { description: 'Invitations', schema: InvitationList } },
-    handler: async (req, res) => {
-      const query = res.locals.query as ListInvitationsQuery;
-      const user = currentUser(req);
+    handler: async ({ query, user }) => {
       let scope: InvitationScope = { kind: 'own', userId: user.id, email: user.email };
       if (query.workspace !== undefined) {
         const access = await routing.roles.access(user.id, query.workspace);
@@ -101,7 +96,7 @@ export function mountInvitationRoutes(
             ? { kind: 'workspace', workspaceId: access.id }
             : { ...scope, workspaceName: query.workspace };
       }
-      res.json(await invitations.list(scope, query));
+      return invitations.list(scope, query);
     },
   });
 
@@ -117,10 +112,7 @@ export function mountInvitationRoutes(
     tags: TAGS,
     body: InvitationCodeRequest,
     responses: { 200: { description: 'The verdict', schema: InvitationValidation } },
-    handler: async (req, res) => {
-      const { invitationCode } = req.body as InvitationCodeRequest;
-      res.json(await invitations.validate(invitationCode));
-    },
+    handler: ({ body }) => invitations.validate(body.invitationCode),
   });
 
   userRoute(routing, {
@@ -141,10 +133,7 @@ export function mountInvitationRoutes(
       409: { description: 'Already used', schema: ErrorBodyDto },
       410: { description: 'Expired, or replaced by a newer invitation', schema: ErrorBodyDto },
     },
-    handler: async (req, res) => {
-      const { invitationCode } = req.body as InvitationCodeRequest;
-      res.json(await invitations.accept(currentUser(req), invitationCode));
-    },
+    handler: ({ body, user }) => invitations.accept(user, body.invitationCode),
   });
 
   return invitations;

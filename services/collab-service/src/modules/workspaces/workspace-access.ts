@@ -38,7 +38,14 @@ export const fromQuery =
 export const fromBody =
   (name: string): WorkspaceSource =>
   (req) =>
-    (req.body as Record<string, unknown> | undefined)?.[name];
+    bodyField(req.body, name);
+
+/** A field of a JSON object body (any other body has none). */
+function bodyField(body: unknown, name: string): unknown {
+  return typeof body === 'object' && body !== null
+    ? Object.getOwnPropertyDescriptor(body, name)?.value
+    : undefined;
+}
 
 export function requestWorkspace(req: Request): WorkspaceAccess {
   if (!req.workspace) throw new Error('the workspace role check did not run for this route');

@@ -15,9 +15,8 @@ import {
 } from '@hwp/contracts';
 import { type BlobStore, ForbiddenError, NotFoundError } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
-import { currentUser } from '../identity/identity.module';
 import { presentUser, type UsersService } from '../identity/users.service';
-import { fromParam, fromQuery, requestWorkspace } from './workspace-access';
+import { fromParam, fromQuery } from './workspace-access';
 import { type CollabRouting, memberRoute, userRoute } from './workspace-route';
 import type { WorkspacesService } from './workspaces.service';
 
@@ -51,10 +50,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
       201: { description: 'Created', schema: Workspace },
       409: { description: 'The name is taken', schema: ErrorBodyDto },
     },
-    handler: async (req, res) => {
-      const { name } = req.body as CreateWorkspaceRequest;
-      res.status(201).json(await workspaces.create(currentUser(req).id, name));
-    },
+    status: 201,
+    handler: ({ body, user }) => workspaces.create(user.id, body.name),
   });
 
   userRoute(routing, {
@@ -67,13 +64,11 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
       200: { description: 'Page of workspaces', schema: WorkspaceList },
       403: { description: '`username` names another user', schema: ErrorBodyDto },
     },
-    handler: async (req, res) => {
-      const query = res.locals.query as ListWorkspacesQuery;
-      const user = currentUser(req);
+    handler: ({ query, user }) => {
       if (query.username !== undefined && query.username.toLowerCase() !== user.username) {
         throw new ForbiddenError('username must be your own');
       }
-      res.json(await workspaces.listForUser(user.id, query));
+      return workspaces.listForUser(user.id, query);
     },
   });
 
@@ -85,9 +80,7 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     role: 'viewer',
     workspace: fromParam('name'),
     responses: { 200: { description: 'The workspace', schema: Workspace } },
-    handler: async (req, res) => {
-      res.json(await workspaces.get(requestWorkspace(req)));
-    },
+    handler: ({ workspace }) => workspaces.get(workspace),
   });
 
   memberRoute(routing, {
@@ -99,9 +92,7 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     workspace: fromParam('name'),
     query: PageQuery,
     responses: { 200: { description: 'Page of members', schema: WorkspaceMemberList } },
-    handler: async (req, res) => {
-      res.json(await workspaces.members(requestWorkspace(req), res.locals.query as PageQuery));
-    },
+    handler: ({ query, workspace }) => workspaces.members(workspace, query),
   });
 
   memberRoute(routing, {
@@ -116,12 +107,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
       200: { description: 'Updated', schema: WorkspaceMember },
       409: { description: 'It would leave the workspace without an owner', schema: ErrorBodyDto },
     },
-    handler: async (req, res) => {
-      const { role } = req.body as UpdateWorkspaceMemberRequest;
-      res.json(
-        await workspaces.setRole(requestWorkspace(req), String(req.params.username), role, currentUser(req)),
-      );
-    },
+    handler: ({ body, params, user, workspace }) =>
+      workspaces.setRole(workspace, params.username, body.role, user),
   });
 
   memberRoute(routing, {
@@ -136,8 +123,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
       204: { description: 'Removed' },
       409: { description: 'It would leave the workspace without an owner', schema: ErrorBodyDto },
     },
-    handler: async (req, res) => {
-      await workspaces.remove(requestWorkspace(req), currentUser(req).id, String(req.params.username));
+    handler: async ({ params, user, workspace, res }) => {
+      await workspaces.remove(workspace, user.id, params.username);
       res.status(204).end();
     },
   });
@@ -152,15 +139,14 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     workspace: fromQuery('workspace'),
     query: UsersQuery,
     responses: { 200: { description: 'Users', schema: WorkspaceUserList } },
-    handler: async (req, res) => {
-      const access = requestWorkspace(req);
+    handler: async ({ workspace }) => {
       const [members, online] = await Promise.all([
-        workspaces.allMembers(access.id),
-        presence.onlineUserIds(access.id),
+        workspaces.allMembers(workspace.id),
+        presence.onlineUserIds(workspace.id),
       ]);
-      res.json({
+      return {
         items: members.map(({ user, role }) => ({ ...presentUser(user), role, online: online.has(user.id) })),
-      });
+      };
     },
   });
 
@@ -176,13 +162,11 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
       200: { description: 'The user, their workspaces and folder', schema: InitUserResponse },
       404: { description: 'No such workspace among the caller’s', schema: ErrorBodyDto },
     },
-    handler: async (req, res) => {
-      const body = req.body as InitUserRequest;
-      let user = currentUser(req);
-      if (body.username) {
-        user = await deps.dataSource.transaction((manager) =>
-          users.claimUsername(manager, user, body.username as string),
-        );
+    handler: async ({ body, user: caller }) => {
+      let user = caller;
+      const { username } = body;
+      if (username) {
+        user = await deps.dataSource.transaction((manager) => users.claimUsername(manager, caller, username));
       }
       let folder: string | null = null;
       if (body.workspace) {
@@ -195,7 +179,7 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
         });
       }
       const mine = await workspaces.listForUser(user.id, { page: 1, pageSize: 500 });
-      res.json({ user: presentUser(user), workspaces: mine.items, folder });
+      return { user: presentUser(user), workspaces: mine.items, folder };
     },
   });
 }

@@ -2,8 +2,7 @@ import { ErrorBodyDto, ImportPartsForm, ImportRejectedBody, ImportReport } from 
 import { AppError, validateInput } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import multer from 'multer';
-import { currentUser } from '../../identity/identity.module';
-import { fromBody, fromQuery, requestWorkspace } from '../../workspaces/workspace-access';
+import { fromBody, fromQuery } from '../../workspaces/workspace-access';
 import { type CollabRouting, memberRoute } from '../../workspaces/workspace-route';
 import type { PartImportService } from './part-import.service';
 
@@ -94,6 +93,12 @@ const FORM_SCHEMA = {
   },
 };
 
+/** The text fields multer parsed from the form, still unchecked (validated once merged with the query). */
+function formFields(req: Request): Record<string, unknown> {
+  const fields: unknown = req.body;
+  return typeof fields === 'object' && fields !== null ? { ...fields } : {};
+}
+
 /** `POST /v1/parts/import` (section 4.6). */
 export function mountPartImportRoute(routing: CollabRouting, imports: PartImportService, maxBytes: number) {
   memberRoute(routing, {
@@ -133,9 +138,9 @@ export function mountPartImportRoute(routing: CollabRouting, imports: PartImport
       },
       503: { description: 'Too many imports are running (see Retry-After)', schema: ErrorBodyDto },
     },
-    handler: async (req, res) => {
+    handler: async ({ user, workspace, req, res }) => {
       const file = theFile(req);
-      const body = { ...(req.body as Record<string, unknown>) };
+      const body = formFields(req);
       if ('dry_run' in body && !('dryRun' in body)) body.dryRun = body.dry_run;
       delete body.dry_run;
       // `?dryRun=true` is what many clients send; a query flag must never be ignored into an apply.
@@ -156,13 +161,7 @@ export function mountPartImportRoute(routing: CollabRouting, imports: PartImport
       try {
         const upload = { buffer: file.buffer, filename: file.originalname, contentType: file.mimetype };
         req.file = undefined; // the service lets go of the bytes once parsed; so should the request
-        const report = await imports.run(
-          currentUser(req),
-          requestWorkspace(req),
-          upload,
-          form.dryRun === 'true',
-          aborted.signal,
-        );
+        const report = await imports.run(user, workspace, upload, form.dryRun === 'true', aborted.signal);
         res.json(report);
       } catch (error) {
         // A client that went away gets no answer (and the import was rolled back): nothing to report.

@@ -1,0 +1,78 @@
+import {
+  AddTenantMemberRequest,
+  ErrorBodyDto,
+  PageQuery,
+  TenantMember,
+  TenantMemberList,
+  UpdateTenantMemberRequest,
+} from '@hwp/contracts';
+import { forbidden, notFound, type TenantRouting, userId } from './tenant-routing';
+
+const noOwnerLeft = { description: 'It would leave the tenant without an owner', schema: ErrorBodyDto };
+
+export const listMembers = ({ signedInRoute, tenants }: TenantRouting) =>
+  signedInRoute({
+    method: 'get',
+    path: '/tenant/:tenant_id/members',
+    summary: 'Members of a tenant with their roles',
+    tags: ['tenants'],
+    query: PageQuery,
+    responses: {
+      200: { description: 'Page of members', schema: TenantMemberList },
+      403: forbidden,
+      404: notFound,
+    },
+    handler: ({ query, params, req }) => tenants.members(userId(req), params.tenant_id, query),
+  });
+
+export const addMember = ({ signedInRoute, tenants }: TenantRouting) =>
+  signedInRoute({
+    method: 'post',
+    path: '/tenant/:tenant_id/members',
+    summary: 'Add an existing account to the tenant (admin+; owner to add owners)',
+    tags: ['tenants'],
+    body: AddTenantMemberRequest,
+    status: 201,
+    responses: {
+      201: { description: 'Added', schema: TenantMember },
+      403: forbidden,
+      404: { description: 'No such tenant, or no account with that email', schema: ErrorBodyDto },
+      409: { description: 'Already a member', schema: ErrorBodyDto },
+    },
+    handler: ({ body, params, req }) => tenants.addMember(userId(req), params.tenant_id, body),
+  });
+
+export const updateMember = ({ signedInRoute, tenants }: TenantRouting) =>
+  signedInRoute({
+    method: 'patch',
+    path: '/tenant/:tenant_id/members/:user_id',
+    summary: "Change a member's role (admin+; owner to grant or take owner)",
+    tags: ['tenants'],
+    body: UpdateTenantMemberRequest,
+    responses: {
+      200: { description: 'Updated', schema: TenantMember },
+      403: forbidden,
+      404: notFound,
+      409: noOwnerLeft,
+    },
+    handler: ({ body, params, req }) =>
+      tenants.updateMember(userId(req), params.tenant_id, params.user_id, body.role),
+  });
+
+export const removeMember = ({ signedInRoute, tenants }: TenantRouting) =>
+  signedInRoute({
+    method: 'delete',
+    path: '/tenant/:tenant_id/members/:user_id',
+    summary: 'Remove a member (admin+), or leave (yourself)',
+    tags: ['tenants'],
+    responses: {
+      204: { description: 'Removed' },
+      403: forbidden,
+      404: notFound,
+      409: noOwnerLeft,
+    },
+    handler: async ({ params, req, res }) => {
+      await tenants.removeMember(userId(req), params.tenant_id, params.user_id);
+      res.status(204).end();
+    },
+  });

@@ -1,0 +1,41 @@
+import { ErrorBodyDto } from '@hwp/contracts';
+import { type ApiRouter, type RawQuery, type RouteSpec, UnauthorizedError } from '@hwp/platform';
+import type { Request, RequestHandler } from 'express';
+import type { ProfileService } from '../profile.service';
+import type { TenantsService } from '../tenants.service';
+
+export interface TenantRouteDeps {
+  tenants: TenantsService;
+  profiles: ProfileService;
+  /** authenticate, the standard rate limit, then tenant resolution. */
+  signedIn: RequestHandler[];
+}
+
+/** A signed-in, rate-limited route of the tenants feature. */
+export type SignedInRoute = <Body = unknown, Query = RawQuery>(
+  spec: Omit<RouteSpec<Body, Query>, 'security' | 'before' | 'rateLimited'>,
+) => void;
+
+export interface TenantRouting extends TenantRouteDeps {
+  signedInRoute: SignedInRoute;
+}
+
+export function tenantRouting(api: ApiRouter, deps: TenantRouteDeps): TenantRouting {
+  return {
+    ...deps,
+    signedInRoute: (spec) => {
+      api.route({ ...spec, security: ['bearerAuth'], before: deps.signedIn, rateLimited: true });
+    },
+  };
+}
+
+export const notFound = { description: 'No such tenant among the caller’s', schema: ErrorBodyDto };
+export const forbidden = {
+  description: 'The caller’s role is too low, or X-Tenant-ID names a tenant they are not in',
+  schema: ErrorBodyDto,
+};
+
+export function userId(req: Request): string {
+  if (!req.user) throw new UnauthorizedError();
+  return req.user.id;
+}

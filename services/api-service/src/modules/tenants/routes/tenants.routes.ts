@@ -1,0 +1,73 @@
+import {
+  CreateTenantRequest,
+  ErrorBodyDto,
+  PageQuery,
+  Tenant,
+  TenantList,
+  UpdateTenantRequest,
+} from '@hwp/contracts';
+import { requestTenant } from '../tenant-context';
+import { forbidden, notFound, type TenantRouting, userId } from './tenant-routing';
+
+export const createTenant = ({ signedInRoute, tenants }: TenantRouting) =>
+  signedInRoute({
+    method: 'post',
+    path: '/tenant/create',
+    summary: 'Create a tenant (organization); the caller becomes its owner',
+    tags: ['tenants'],
+    body: CreateTenantRequest,
+    status: 201,
+    responses: {
+      201: { description: 'Created', schema: Tenant },
+      403: forbidden,
+      409: { description: 'The slug is taken', schema: ErrorBodyDto },
+    },
+    handler: ({ body, req }) => tenants.create(userId(req), body),
+  });
+
+export const listTenants = ({ signedInRoute, tenants }: TenantRouting) =>
+  signedInRoute({
+    method: 'get',
+    path: '/tenants',
+    summary: 'Tenants the caller belongs to, with their role, in the order they joined',
+    tags: ['tenants'],
+    query: PageQuery,
+    responses: { 200: { description: 'Page of tenants', schema: TenantList }, 403: forbidden },
+    handler: ({ query, req }) => tenants.listForUser(userId(req), query),
+  });
+
+export const currentTenant = ({ signedInRoute, tenants }: TenantRouting) =>
+  signedInRoute({
+    method: 'get',
+    path: '/tenant/current',
+    summary: 'The tenant this request resolves to (X-Tenant-ID, else default, else first)',
+    tags: ['tenants'],
+    responses: { 200: { description: 'The resolved tenant', schema: Tenant }, 403: forbidden },
+    handler: ({ req }) => tenants.get(userId(req), requestTenant(req).id),
+  });
+
+export const getTenant = ({ signedInRoute, tenants }: TenantRouting) =>
+  signedInRoute({
+    method: 'get',
+    path: '/tenant/:tenant_id',
+    summary: 'Tenant details',
+    tags: ['tenants'],
+    responses: { 200: { description: 'The tenant', schema: Tenant }, 403: forbidden, 404: notFound },
+    handler: ({ params, req }) => tenants.get(userId(req), params.tenant_id),
+  });
+
+export const updateTenant = ({ signedInRoute, tenants }: TenantRouting) =>
+  signedInRoute({
+    method: 'put',
+    path: '/tenant/:tenant_id',
+    summary: 'Update name, slug or settings (admin+)',
+    tags: ['tenants'],
+    body: UpdateTenantRequest,
+    responses: {
+      200: { description: 'The updated tenant', schema: Tenant },
+      403: forbidden,
+      404: notFound,
+      409: { description: 'The slug is taken', schema: ErrorBodyDto },
+    },
+    handler: ({ body, params, req }) => tenants.update(userId(req), params.tenant_id, body),
+  });
