@@ -4,10 +4,10 @@
 // Run after `pnpm build`: node bench/embedded-load/index.mjs [seconds] [concurrency]
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from '../lib/collab.mjs';
 import { postgresUrl, throwawayDatabase } from '../lib/postgres.mjs';
 
 const root = join(new URL('.', import.meta.url).pathname, '..', '..');
@@ -15,17 +15,6 @@ const runnerScript = join(root, 'services/embedded/dist/main.js');
 const seconds = Number(process.argv[2] ?? 15);
 const concurrency = Number(process.argv[3] ?? 50);
 const USERS = 10;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function up(url) {
   try {

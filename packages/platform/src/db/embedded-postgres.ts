@@ -38,7 +38,8 @@ async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: num
   return check();
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port of 127.0.0.1 that nothing listens on right now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once('error', reject);

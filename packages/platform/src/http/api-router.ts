@@ -41,15 +41,10 @@ export interface RouteInput<Body = unknown, Query = RawQuery> {
 }
 
 /**
- * A handler gets typed input; `res` and `next` follow for handlers written before the input object
- * existed. A value it returns is sent as JSON with the route's success status; handlers that stream,
- * redirect or answer without a body write the response themselves.
+ * A handler gets typed input. A value it returns is sent as JSON with the route's success status;
+ * handlers that stream, redirect or answer without a body write the response (`res`) themselves.
  */
-export type RouteHandler<Body = unknown, Query = RawQuery> = (
-  input: RouteInput<Body, Query>,
-  res: Response,
-  next: NextFunction,
-) => unknown;
+export type RouteHandler<Body = unknown, Query = RawQuery> = (input: RouteInput<Body, Query>) => unknown;
 
 export interface RouteSpec<Body = unknown, Query = RawQuery> extends Omit<OperationSpec, 'body' | 'query'> {
   body?: ClassConstructor<Body & object>;
@@ -121,7 +116,7 @@ export class ApiRouter {
       const body: Body = req.body;
       const query = (queryDto ? res.locals.query : req.query) as Query;
       const input = { body, query, params: stringParams(req.params), req, res, next };
-      const result = await handler(input, res, next);
+      const result = await handler(input);
       if (result !== undefined && result !== res && !res.headersSent) res.status(status).json(result);
     });
     return this;

@@ -51,9 +51,9 @@ function buildApp(dataSource: DataSource, limitRule: RateLimitRule) {
         rateLimited: true,
         responses: { 200: { description: 'Pong' } },
         before: [fakeAuth, limiter],
-        handler: (req, res) => {
-          if (req.query.fail) throw new ValidationError('asked to fail');
-          res.json({ ok: true });
+        handler: ({ query }) => {
+          if (query.fail) throw new ValidationError('asked to fail');
+          return { ok: true };
         },
       });
     },
