@@ -133,7 +133,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   try {
     const bins = binaries();
     const owner = serverUser(log);
-    checkReach(owner, bins.postgres, root);
+    checkReach(owner, bins.postgres, root, log);
     const pgdata = join(root, 'postgres');
     const password = persistentSecret(root, 'postgres.password');
     await stopLeftover(pgdata, log, timeoutMs);

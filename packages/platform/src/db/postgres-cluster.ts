@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { arch, platform, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { EmbeddedDatabaseError } from './runner-lock';
@@ -84,23 +84,42 @@ function utf8Locale(): string | undefined {
 }
 
 /**
- * As root the server runs as `postgres`, which must reach both the binaries (in node_modules) and
- * the data folder: a checkout or DATA_DIR under a private home (mode 700) is out of its reach.
+ * As root the server runs as `postgres`, which must be able to enter both the binaries (in
+ * node_modules) and the data folder. A checkout or DATA_DIR inside a private folder (mktemp -d,
+ * /root) is made traversable for it: the missing "others may enter" bit (o+x, no listing, no
+ * reading) is added to the folders on the way, each named in the log.
  */
 export function checkReach(
   owner: { uid: number; gid: number } | undefined,
   postgresBin: string,
   root: string,
+  log: (message: string) => void,
 ): void {
   if (!owner) return;
+  const reaches = (path: string) =>
+    spawnSync('/bin/sh', ['-c', 'cd "$1"', 'sh', path], { ...owner, stdio: 'ignore' }).status === 0;
   for (const [what, path] of [
     ['the PostgreSQL binaries', dirname(postgresBin)],
     ['the data folder', root],
   ] as const) {
-    const probe = spawnSync('/bin/sh', ['-c', 'cd "$1"', 'sh', path], { ...owner, stdio: 'ignore' });
-    if (probe.status !== 0) {
+    if (reaches(path)) continue;
+    const folders: string[] = [];
+    for (let dir = resolve(path); ; dir = dirname(dir)) {
+      folders.unshift(dir);
+      if (dirname(dir) === dir) break;
+    }
+    for (const dir of folders) {
+      const mode = statSync(dir).mode;
+      if ((mode & 0o001) === 0) {
+        chmodSync(dir, (mode & 0o7777) | 0o001);
+        log(
+          `made ${dir} traversable (o+x) for the system user ${SUPERUSER}, which runs the embedded PostgreSQL`,
+        );
+      }
+    }
+    if (!reaches(path)) {
       throw new EmbeddedDatabaseError(
-        `Running as root, the embedded PostgreSQL runs as the system user ${SUPERUSER} (PostgreSQL refuses root), which cannot reach ${what} at ${path}: run as a regular user, or keep the checkout and DATA_DIR in folders others may traverse (chmod o+x on their parents).`,
+        `Running as root, the embedded PostgreSQL runs as the system user ${SUPERUSER} (PostgreSQL refuses root), which cannot reach ${what} at ${path}: run as a regular user, or keep the checkout and DATA_DIR in folders others may traverse.`,
       );
     }
   }
