@@ -24,6 +24,8 @@ module.exports = {
     '^@hwp/(api-service|collab-service)$': '<rootDir>/services/$1/src',
   },
   setupFiles: ['reflect-metadata'],
+  // Every supertest answer is checked against its app's OpenAPI document (status and JSON body).
+  setupFilesAfterEnv: ['<rootDir>/test/support/validate-responses.ts'],
   testTimeout: 60000,
   maxWorkers: 2,
 };

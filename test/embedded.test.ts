@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
-import { expectEventually } from '@hwp/platform/test-kit';
+import { expectEventually, latestMessage } from '@hwp/platform/test-kit';
+import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
 import {
   embeddedDataDir,
   freePort,
@@ -110,6 +111,9 @@ describe('embedded default (one process, no external services)', () => {
       body: JSON.stringify({ email, password: 'embedded password' }),
     });
     expect(login.status).toBe(200);
+
+    // The real Supabase clients on the embedded default, as on Postgres (the GoTrue surface).
+    await supabaseClientFlow(api, (to, template) => latestMessage(api, to, template));
 
     // The collaboration host on the embedded server: a parts import and a trigram search.
     const collab = `http://127.0.0.1:${ports.collab}`;

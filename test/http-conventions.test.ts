@@ -118,4 +118,27 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['x-powered-by']).toBeUndefined();
   });
+
+  it('sends neither HSTS nor upgrade-insecure-requests when served over plain http', async () => {
+    const res = await request(service.app).get('/docs/').expect(200);
+    expect(res.headers['strict-transport-security']).toBeUndefined();
+    expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(res.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
+  });
+});
+
+describe('a host served over https (PUBLIC_BASE_URL https://...)', () => {
+  let service: TestService<BaseConfig>;
+  beforeAll(async () => {
+    service = await startTestService(apiService as ServiceDefinition<BaseConfig>, loadApiConfig, {
+      PUBLIC_BASE_URL: 'https://plm.example.test',
+    });
+  });
+  afterAll(() => service?.stop());
+
+  it('sends HSTS and upgrade-insecure-requests', async () => {
+    const res = await request(service.app).get('/docs/').expect(200);
+    expect(res.headers['strict-transport-security']).toMatch(/max-age=\d+/);
+    expect(res.headers['content-security-policy']).toContain('upgrade-insecure-requests');
+  });
 });

@@ -28,7 +28,7 @@ describe('service process lifecycle', () => {
     expect(await proc.exited).toBe(1);
     const lines = proc.output().trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^api-service: Invalid configuration: /);
+    expect(lines[0]).toMatch(/^api-service: invalid configuration: /);
     for (const name of ['PORT', 'DATABASE_URL', 'LOG_LEVEL']) expect(lines[0]).toContain(name);
   });
 

@@ -1,5 +1,4 @@
-import { Type } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsOptional, IsString, IsUrl, MaxLength, ValidateNested } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString, IsUrl, MaxLength } from 'class-validator';
 import {
   IsE164,
   IsEmailAddress,
@@ -9,24 +8,7 @@ import {
   type VerifyType,
 } from './auth-validators';
 import { NestedList } from './schema';
-
-/** Profile data a user may set (the `user_metadata` of section 2.1). */
-export class UserMetadataInput {
-  @IsOptional()
-  @IsString()
-  @MaxLength(100)
-  first_name?: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(100)
-  last_name?: string;
-
-  @IsOptional()
-  @IsUrl({ protocols: ['http', 'https'], require_protocol: true })
-  @MaxLength(2048)
-  avatar_url?: string;
-}
+import { IsUserMetadata, type UserMetadataData } from './user-metadata';
 
 /** `POST /auth/signup`: one of `email` or `phone`, a password, optional profile data. */
 export class SignupRequest {
@@ -44,9 +26,8 @@ export class SignupRequest {
   password: string;
 
   @IsOptional()
-  @ValidateNested()
-  @Type(() => UserMetadataInput)
-  data?: UserMetadataInput;
+  @IsUserMetadata()
+  data?: UserMetadataData;
 }
 
 /** `POST /auth/login`. */
@@ -99,14 +80,8 @@ export class VerifyPhoneOtpRequest {
   token: string;
 }
 
-/**
- * `POST /auth/verify`: redeems a code. Either `email` (or `phone` for `sms`) with the 6-digit
- * `token`, or the `token_hash` carried by the link in the message.
- */
-export class VerifyRequest {
-  @IsIn(VERIFY_TYPES)
-  type: VerifyType;
-
+/** A one-time code to redeem: `email` (or `phone` for SMS) with the 6-digit `token`, or the link's `token_hash`. */
+export class CodeRedemptionFields {
   @IsOptional()
   @IsEmailAddress()
   email?: string;
@@ -123,6 +98,15 @@ export class VerifyRequest {
   @IsString()
   @MaxLength(200)
   token_hash?: string;
+}
+
+/**
+ * `POST /auth/verify`: redeems a code. Either `email` (or `phone` for `sms`) with the 6-digit
+ * `token`, or the `token_hash` carried by the link in the message.
+ */
+export class VerifyRequest extends CodeRedemptionFields {
+  @IsIn(VERIFY_TYPES)
+  type: VerifyType;
 }
 
 /** `GET /auth/verify?type&token&redirect_to`: the link in a magic-link, signup or recovery email. */
@@ -200,9 +184,8 @@ export class UpdateUserRequest {
   password?: string;
 
   @IsOptional()
-  @ValidateNested()
-  @Type(() => UserMetadataInput)
-  data?: UserMetadataInput;
+  @IsUserMetadata()
+  data?: UserMetadataData;
 }
 
 /** `POST /auth/logout?scope=local|others|global` (GoTrue): this session, the others, or all. */

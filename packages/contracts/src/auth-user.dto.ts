@@ -9,6 +9,7 @@ import {
   IsUUID,
   ValidateNested,
 } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 import { NestedList, Nullable } from './schema';
 
 export class AppMetadata {
@@ -21,6 +22,8 @@ export class AppMetadata {
   providers: string[];
 }
 
+/** `user_metadata`: a free object; the profile fields are listed. */
+@JSONSchema({ additionalProperties: true })
 export class UserMetadata {
   @IsOptional()
   @IsString()

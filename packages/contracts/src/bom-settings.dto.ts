@@ -1,4 +1,4 @@
-import { IsISO8601, IsObject, IsOptional, IsString } from 'class-validator';
+import { IsISO8601, IsOptional, IsString } from 'class-validator';
 import type { PartDomain } from './part-constants';
 import { FreeFormObject, Nullable } from './schema';
 
@@ -22,13 +22,11 @@ export interface DomainTemplate {
 export class UpdateBomSettingsRequest {
   /** Per domain `{ prefix, width }`; also accepted as `numbering_rules`. */
   @IsOptional()
-  @IsObject()
   @FreeFormObject('Per domain: { prefix, width }')
   numberingRules?: Partial<Record<PartDomain, NumberingRule>>;
 
   /** Per domain `{ required, enforce, schema? }`; also accepted as `domain_templates`. */
   @IsOptional()
-  @IsObject()
   @FreeFormObject('Per domain: { required: string[], enforce: boolean, schema?: JSON Schema }')
   domainTemplates?: Partial<Record<PartDomain, DomainTemplate>>;
 }

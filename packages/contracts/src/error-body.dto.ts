@@ -1,5 +1,7 @@
 import { IsIn, IsISO8601, IsOptional, IsString } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 import { ERROR_CODES, type ErrorCode } from './errors';
+import { PART_LIFECYCLES, PART_VERSION_STATUSES } from './part-constants';
 import { NestedList } from './schema';
 
 /** Schema class of one field problem (for the OpenAPI documents). */
@@ -11,7 +13,15 @@ export class FieldErrorDto {
   message: string;
 }
 
-/** Schema class of the error body (DECISIONS.md section 0). */
+/**
+ * Schema class of the error body (DECISIONS.md section 0): `detail`, `code`, `path`, `timestamp`,
+ * `errors` for validation, and the context fields some failures add (listed here, all optional).
+ */
+@JSONSchema({
+  description:
+    'The error body of every failure. Beside `errors` (validation), some failures add context fields, ' +
+    'listed below; clients ignore fields they do not know.',
+})
 export class ErrorBodyDto {
   @IsString()
   detail: string;
@@ -28,4 +38,38 @@ export class ErrorBodyDto {
   @IsOptional()
   @NestedList(() => FieldErrorDto)
   errors?: FieldErrorDto[];
+
+  /** 409: the input field whose value is taken (a slug, workspace name, part number, revision, email). */
+  @IsOptional()
+  @IsString()
+  field?: string;
+
+  /** 409/410 of accepting an invitation: why it cannot be accepted. */
+  @IsOptional()
+  @IsIn(['accepted', 'expired', 'revoked'])
+  reason?: 'accepted' | 'expired' | 'revoked';
+
+  /** 409 of a part version move: the status the version is in. */
+  @IsOptional()
+  @IsIn(PART_VERSION_STATUSES)
+  status?: string;
+
+  /** 409 of a lifecycle move: the part's lifecycle and the moves allowed from it. */
+  @IsOptional()
+  @IsIn(PART_LIFECYCLES)
+  lifecycle?: string;
+
+  @IsOptional()
+  @IsIn(PART_LIFECYCLES, { each: true })
+  allowed?: string[];
+
+  /** 409 of replaying a dead letter: when it was replayed. */
+  @IsOptional()
+  @IsISO8601()
+  replayedAt?: string;
+
+  /** 409 of the dead-letter routes on RabbitMQ: the broker queues that hold the dead letters. */
+  @IsOptional()
+  @IsString({ each: true })
+  deadLetterQueues?: string[];
 }

@@ -14,6 +14,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { type Page, PageOf, PageQuery } from './paging';
+import { Nullable } from './schema';
 
 /** `POST .../system/probes`: send a probe through the outbox and the bus to the other service. */
 export class CreateBusProbeRequest {
@@ -51,14 +52,14 @@ export class BusProbe {
   sentAt: string;
 
   /** When this service consumed it (received probes only). */
-  @IsOptional()
   @IsISO8601()
+  @Nullable()
   receivedAt: string | null;
 
   /** The object the sender wrote to its blob store for this probe (sent probes only). */
-  @IsOptional()
   @ValidateNested()
   @Type(() => BusProbeStorage)
+  @Nullable()
   storage: BusProbeStorage | null;
 }
 
@@ -98,8 +99,8 @@ export class DeadLetterMessage {
   routingKey: string;
 
   /** Id of the event, when the body was a valid envelope. */
-  @IsOptional()
   @IsUUID()
+  @Nullable()
   eventId: string | null;
 
   /** The body as delivered. */
@@ -107,8 +108,8 @@ export class DeadLetterMessage {
   content: string;
 
   /** The decoded envelope; null when the body was not one. */
-  @IsOptional()
   @IsObject()
+  @Nullable()
   envelope: Record<string, unknown> | null;
 
   /** Deliveries made before it was given up. */
@@ -124,8 +125,8 @@ export class DeadLetterMessage {
   deadLetteredAt: string;
 
   /** When an operator replayed it; null until then. A dead letter is replayed at most once. */
-  @IsOptional()
   @IsISO8601()
+  @Nullable()
   replayedAt: string | null;
 }
 

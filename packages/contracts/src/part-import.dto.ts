@@ -27,6 +27,15 @@ export class ImportPartsForm {
   @IsOptional()
   @IsIn(['true', 'false'])
   dryRun?: 'true' | 'false';
+
+  /**
+   * CSV: the decimal separator of numeric cells (`unit_cost`): `dot` (default, `1234.5`) or `comma`
+   * (`1234,5`, as spreadsheet programs in much of Europe write CSV, with `;` between cells). No
+   * thousands separators either way. XLSX cells carry typed numbers and ignore it.
+   */
+  @IsOptional()
+  @IsIn(['dot', 'comma'])
+  decimal?: 'dot' | 'comma';
 }
 
 /** A problem with one cell or row of an import; `row` is the 1-based row in the file (header = 1). */
@@ -93,11 +102,15 @@ export class ImportReport {
   ignoredColumns: string[];
 }
 
-/** `400` of an import applied with row errors: nothing was written; the report says why. */
+/**
+ * `400` of an import: applied with row errors (nothing was written; `report` says why), or a
+ * request that is itself invalid (no file, a bad form field; no `report`).
+ */
 export class ImportRejectedBody extends ErrorBodyDto {
+  @IsOptional()
   @ValidateNested()
   @Type(() => ImportReport)
-  report: ImportReport;
+  report?: ImportReport;
 }
 
 /** `data` of an `import.progress` event (sent to the importing user only). */

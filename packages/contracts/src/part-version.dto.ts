@@ -1,13 +1,4 @@
-import {
-  IsIn,
-  IsISO8601,
-  IsNotEmpty,
-  IsObject,
-  IsOptional,
-  IsString,
-  IsUUID,
-  MaxLength,
-} from 'class-validator';
+import { IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { type Items, ItemsOf } from './paging';
 import { Part } from './part.dto';
 import { PART_VERSION_STATUSES, type PartVersionStatus } from './part-constants';
@@ -123,7 +114,6 @@ export class CreatePartVersionRequest {
   changeNote?: string;
 
   @IsOptional()
-  @IsObject()
   @FreeFormObject()
   data?: Record<string, unknown>;
 }
@@ -147,7 +137,6 @@ export class UpdatePartVersionRequest {
   changeNote?: string;
 
   @IsOptional()
-  @IsObject()
   @FreeFormObject()
   data?: Record<string, unknown>;
 }

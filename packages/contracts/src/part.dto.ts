@@ -6,7 +6,6 @@ import {
   IsISO8601,
   IsNotEmpty,
   IsNumber,
-  IsObject,
   IsOptional,
   IsString,
   IsUUID,
@@ -54,7 +53,6 @@ class PartFields {
 
   /** Checked against the workspace's domain template (section 2.10). */
   @IsOptional()
-  @IsObject()
   @FreeFormObject('Domain attributes, checked against the workspace domain template')
   attributes?: Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import { type ClassConstructor, Type } from 'class-transformer';
-import { IsArray, ValidateNested } from 'class-validator';
+import { IsArray, IsObject, ValidateNested } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 
 /**
@@ -14,13 +14,19 @@ export function Nullable(): PropertyDecorator {
   ) as PropertyDecorator;
 }
 
-/** A free-form JSON object in the OpenAPI schema. */
+/**
+ * A free-form JSON object: validated as an object (`@IsObject()`) and documented as one with any
+ * properties. Without a class-validator decorator a property would be missing from the schema.
+ */
 export function FreeFormObject(description?: string): PropertyDecorator {
-  return JSONSchema({
-    type: 'object',
-    additionalProperties: true,
-    ...(description ? { description } : {}),
-  }) as PropertyDecorator;
+  return (target, property) => {
+    IsObject()(target, property);
+    JSONSchema({
+      type: 'object',
+      additionalProperties: true,
+      ...(description ? { description } : {}),
+    })(target, property as string);
+  };
 }
 
 /** An array of `type` objects, each validated (and described in the schema) as that class. */

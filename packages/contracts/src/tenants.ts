@@ -2,7 +2,6 @@ import {
   IsIn,
   IsISO8601,
   IsNotEmpty,
-  IsObject,
   IsOptional,
   IsString,
   IsUrl,
@@ -48,7 +47,6 @@ export class UpdateTenantRequest {
 
   /** Replaces the settings object. */
   @IsOptional()
-  @IsObject()
   @FreeFormObject('Tenant settings, replaced as a whole')
   settings?: Record<string, unknown>;
 }
@@ -64,7 +62,6 @@ export class Tenant {
   @IsString()
   slug: string;
 
-  @IsObject()
   @FreeFormObject()
   settings: Record<string, unknown>;
 

@@ -1,4 +1,5 @@
-import { baseConfigSpecs, ConfigError, loadConfig } from './config';
+import { generateKeyPairSync } from 'node:crypto';
+import { baseConfigSpecs, ConfigError, loadConfig, pemPrivateKey, pemPublicKeys } from './config';
 
 describe('loadConfig', () => {
   it('applies the documented defaults when nothing is set', () => {
@@ -41,12 +42,56 @@ describe('loadConfig', () => {
       'PORT',
       'SHUTDOWN_TIMEOUT_MS',
     ]);
-    expect((error as Error).message).toMatch(/^Invalid configuration: .*PORT/);
+    expect((error as Error).message).toMatch(/^invalid configuration: .*PORT/);
   });
 
   it('refuses half of a pair of S3 credentials', () => {
     expect(() => loadConfig({ S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k' }, baseConfigSpecs(3000))).toThrow(
       /S3_ACCESS_KEY_ID/,
     );
+  });
+});
+
+describe('config validators', () => {
+  const problems = (env: NodeJS.ProcessEnv, specs: object = baseConfigSpecs(3000)) => {
+    try {
+      loadConfig(env, specs);
+      return {};
+    } catch (error) {
+      return (error as ConfigError).problems;
+    }
+  };
+
+  it('refuses numbers outside their range with the value, and accepts the bounds', () => {
+    expect(
+      problems({ DB_POOL_SIZE: '0', OUTBOX_POLL_MS: '2147483648', BUS_MAX_ATTEMPTS: '2.5', PORT: '65536' }),
+    ).toEqual({
+      DB_POOL_SIZE: 'must be a positive integer (got "0")',
+      OUTBOX_POLL_MS: 'must be an integer from 1 to 2147483647 (got "2147483648")',
+      BUS_MAX_ATTEMPTS: 'must be a positive integer (got "2.5")',
+      PORT: 'must be a port number from 1 to 65535 (got "65536")',
+    });
+    expect(problems({ DB_POOL_SIZE: '1', OUTBOX_POLL_MS: '2147483647', PORT: '65535' })).toEqual({});
+  });
+
+  it('checks TRUST_PROXY entries and URL schemes without echoing URLs', () => {
+    expect(problems({ TRUST_PROXY: 'loopback, 10.0.0.0/8, 192.168.0.0/255.255.0.0, ::1/128' })).toEqual({});
+    expect(problems({ TRUST_PROXY: 'loopback,gateway', AMQP_URL: 'http://user:secret@mq' })).toEqual({
+      TRUST_PROXY:
+        'must be a hop count or addresses, subnets, loopback, linklocal or uniquelocal (got "gateway")',
+      AMQP_URL: 'must be a URL with scheme amqp or amqps (got "http")',
+    });
+  });
+
+  it('parses PEM keys at start, also written on one line with \\n', () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+    const pub = publicKey.export({ format: 'pem', type: 'spki' }).toString();
+    const specs = { KEY: pemPrivateKey({ default: undefined }), PUBS: pemPublicKeys({ default: undefined }) };
+    expect(problems({ KEY: pem.replace(/\n/g, '\\n'), PUBS: `${pub}\n${pub}` }, specs)).toEqual({});
+    expect(problems({ KEY: pub, PUBS: pem }, specs)).toEqual({
+      KEY: 'must be an unencrypted PEM private key (-----BEGIN PRIVATE KEY-----)',
+      PUBS: 'must be PEM public keys (-----BEGIN PUBLIC KEY-----), separated by blank lines',
+    });
   });
 });

@@ -10,10 +10,13 @@ import {
   registerPlatformConsumers,
 } from './service-app';
 
+/** Mounts one route, a group of routes or middleware on the service's router. */
+export type RouteMount = (api: ApiRouter, app: Express) => void;
+
 /** What a feature hands back when it is built: its routes, its consumers, and what others may use. */
 export interface BuiltFeature<E = unknown> {
-  /** Mounts the feature's routes (and middleware), in feature order. */
-  mount?(api: ApiRouter, app: Express): void;
+  /** The feature's routes (and middleware), mounted in this order after the features before it. */
+  routes?: RouteMount[];
   /** Registers the feature's bus consumers; runs before the app is built. */
   consumers?(): Promise<void>;
   /** What later features receive under this feature's name. */
@@ -102,7 +105,7 @@ export function defineService<C extends BaseConfig>(options: ServiceOptions<C>):
         openapi: options.openapi,
         opsPrefix: options.opsPrefix,
         mount: (api, app) => {
-          for (const feature of built.values()) feature.mount?.(api, app);
+          for (const feature of built.values()) for (const mount of feature.routes ?? []) mount(api, app);
         },
       });
     },

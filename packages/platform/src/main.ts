@@ -3,10 +3,11 @@ import { EmbeddedDatabaseError } from './db/runner-lock';
 import { Lifecycle } from './lifecycle';
 import { createLogger } from './logger';
 import { type BaseConfig, createServiceRuntime, type ServiceDefinition } from './runtime';
+import { listenFailure } from './start-failure';
 
 /**
  * Process entry of one service: validate the environment (a bad value stops the process with one
- * message naming every bad variable), build the runtime, listen, drain on SIGTERM/SIGINT.
+ * line naming every bad variable, no stack), build the runtime, listen, drain on SIGTERM/SIGINT.
  */
 export async function runServiceMain<C extends BaseConfig>(
   definition: ServiceDefinition<C>,
@@ -29,7 +30,9 @@ export async function runServiceMain<C extends BaseConfig>(
     const runtime = await createServiceRuntime(definition, config, { lifecycle, logger });
     await runtime.listen();
   } catch (error) {
-    if (error instanceof EmbeddedDatabaseError)
+    const listening = listenFailure(error, { portVariable: 'PORT', port: config.PORT, host: config.HOST });
+    if (listening) process.stderr.write(`${definition.name}: cannot start: ${listening}\n`);
+    else if (error instanceof EmbeddedDatabaseError)
       process.stderr.write(`${definition.name}: ${error.message}\n`);
     else logger.fatal({ err: error }, 'start failed');
     await lifecycle.shutdown();

@@ -45,9 +45,16 @@ export function createServiceApp<C extends BaseConfig>(
     logger: deps.logger,
     jsonLimitBytes: deps.config.JSON_BODY_LIMIT_KB * 1024,
     trustProxy: deps.config.TRUST_PROXY,
+    servedOverHttps: deps.config.PUBLIC_BASE_URL?.startsWith('https:') ?? false,
     rawBodyPrefixes: [`${deps.blobRoutePrefix}/`],
     openapi: {
       version: '1',
+      // Where clients reach the service; without PUBLIC_BASE_URL, the host serving the document.
+      servers: [
+        deps.config.PUBLIC_BASE_URL
+          ? { url: deps.config.PUBLIC_BASE_URL.replace(/\/+$/, ''), description: 'PUBLIC_BASE_URL' }
+          : { url: '/', description: 'The host serving this document' },
+      ],
       ...options.openapi,
       securitySchemes: {
         opsToken: {

@@ -1,5 +1,19 @@
-import { type BaseConfig, baseConfigSpecs, ConfigError, loadConfig } from '@hwp/platform';
-import { bool, num, str, url } from 'envalid';
+import type { KeyObject } from 'node:crypto';
+import {
+  type BaseConfig,
+  baseConfigSpecs,
+  type ConfigCheck,
+  durationMs,
+  flag,
+  httpUrl,
+  integer,
+  loadConfig,
+  pemPrivateKey,
+  pemPublicKeys,
+  positiveInt,
+  urlOf,
+} from '@hwp/platform';
+import { str } from 'envalid';
 
 /** Validated configuration of the api-service (README lists every variable). */
 export interface ApiConfig extends BaseConfig {
@@ -41,31 +55,66 @@ export interface ApiConfig extends BaseConfig {
   readonly TWILIO_API_URL: string;
 }
 
-const positive = (desc: string, value: number) => num({ default: value, desc });
+const positive = (desc: string, value: number) => positiveInt({ default: value, desc });
+/** Durations in seconds: 1 s to ten years (later date arithmetic stays within a Date). */
+const seconds = (desc: string, value: number, min = 1) =>
+  integer({ min, max: 10 * 365 * 24 * 3600 }, { default: value, desc });
+
+/** The token signer takes RSA of 2048+ bits (RS256) or EC P-256 (ES256), nothing else. */
+function signingAlgorithmProblem(key: KeyObject): string | undefined {
+  if (key.asymmetricKeyType === 'rsa') {
+    const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+    return bits >= 2048 ? undefined : `must be an RSA key of at least 2048 bits (got ${bits})`;
+  }
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1')
+    return undefined;
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  return `must be an RSA (2048+ bits) or EC P-256 key (got ${key.asymmetricKeyType}${curve ? ` ${curve}` : ''})`;
+}
 
 export function apiConfigSpecs() {
   return {
     ...baseConfigSpecs(3000),
-    JWT_PRIVATE_KEY: str({ default: undefined, desc: 'PEM private key (RSA or P-256) of the token signer' }),
+    JWT_PRIVATE_KEY: pemPrivateKey(
+      { default: undefined, desc: 'PEM private key (RSA or P-256) of the token signer' },
+      signingAlgorithmProblem,
+    ),
     JWT_KEY_ID: str({ default: undefined, desc: 'kid of the signing key (default: its thumbprint)' }),
-    JWT_PREVIOUS_PUBLIC_KEYS: str({ default: undefined, desc: 'PEM public keys still accepted' }),
+    JWT_PREVIOUS_PUBLIC_KEYS: pemPublicKeys(
+      { default: undefined, desc: 'PEM public keys still accepted' },
+      signingAlgorithmProblem,
+    ),
     JWT_ISSUER: str({ default: 'hwp-api', desc: 'iss of access tokens' }),
     JWT_AUDIENCE: str({ default: 'authenticated', desc: 'aud of access tokens' }),
-    JWT_EXPIRY_SECONDS: positive('Access-token lifetime', 3600),
+    JWT_EXPIRY_SECONDS: seconds('Access-token lifetime', 3600),
     AUTH_SECRET: str({ default: undefined, desc: 'HMAC secret of refresh-token rotation' }),
-    REFRESH_TOKEN_REUSE_INTERVAL_SECONDS: positive('Grace window of a just-rotated refresh token', 10),
-    SESSION_CHECK_CACHE_MS: positive('How long a live-session check is cached (revocation delay)', 2000),
-    PASSWORD_HASH_MEMORY_KIB: positive('argon2id memory cost', 19456),
-    PASSWORD_HASH_ITERATIONS: positive('argon2id time cost', 2),
-    AUTH_REQUIRE_CONFIRMATION: bool({ default: true, desc: 'Signup must confirm email/phone first' }),
-    OTP_TTL_SECONDS: positive('Lifetime of one-time codes', 600),
+    REFRESH_TOKEN_REUSE_INTERVAL_SECONDS: seconds(
+      'Grace window of a just-rotated refresh token; 0 = none',
+      10,
+      0,
+    ),
+    SESSION_CHECK_CACHE_MS: durationMs(
+      { default: 2000, desc: 'How long a live-session check is cached (revocation delay); 0 = not cached' },
+      0,
+    ),
+    // argon2's own bounds: at least 8 KiB per lane (one lane here), 32-bit counts.
+    PASSWORD_HASH_MEMORY_KIB: integer(
+      { min: 8, max: 4_294_967_295 },
+      { default: 19456, desc: 'argon2id memory cost' },
+    ),
+    PASSWORD_HASH_ITERATIONS: integer(
+      { min: 1, max: 4_294_967_295 },
+      { default: 2, desc: 'argon2id time cost' },
+    ),
+    AUTH_REQUIRE_CONFIRMATION: flag({ default: true, desc: 'Signup must confirm email/phone first' }),
+    OTP_TTL_SECONDS: seconds('Lifetime of one-time codes', 600),
     OTP_MAX_ATTEMPTS: positive('Wrong tries before a code is void', 5),
-    OTP_RESEND_INTERVAL_SECONDS: positive('Minimum gap between two codes to one address', 60),
-    SITE_URL: url({ default: undefined, desc: 'Where the browser app lives (default redirect)' }),
+    OTP_RESEND_INTERVAL_SECONDS: seconds('Minimum gap between two codes to one address', 60),
+    SITE_URL: httpUrl({ default: undefined, desc: 'Where the browser app lives (default redirect)' }),
     AUTH_REDIRECT_ALLOW_LIST: str({ default: '', desc: 'Extra allowed redirect_to origins, comma list' }),
-    COOKIE_SECURE: bool({ default: undefined, desc: 'Secure flag of session cookies (default: production)' }),
+    COOKIE_SECURE: flag({ default: undefined, desc: 'Secure flag of session cookies (default: production)' }),
     COOKIE_DOMAIN: str({ default: undefined, desc: 'Domain of session cookies' }),
-    RATE_LIMIT_WINDOW_MS: positive('Window of the standard and AI rate limits', 60_000),
+    RATE_LIMIT_WINDOW_MS: durationMs({ default: 60_000, desc: 'Window of the standard and AI rate limits' }),
     RATE_LIMIT_STANDARD_PER_WINDOW: positive('Requests per window, standard routes', 60),
     RATE_LIMIT_AI_PER_WINDOW: positive('Requests per window, AI routes', 10),
     LOGIN_MAX_FAILURES_PER_ACCOUNT: positive('Failed logins per account and client address per window', 5),
@@ -74,32 +123,41 @@ export function apiConfigSpecs() {
       100,
     ),
     LOGIN_MAX_FAILURES_PER_IP: positive('Failed logins per IP per window', 50),
-    LOGIN_FAILURE_WINDOW_MINUTES: positive('Window of the login failure limits', 15),
-    SMTP_URL: url({ default: undefined, desc: 'smtp(s)://user:pass@host:port; absent = dev mailbox' }),
+    LOGIN_FAILURE_WINDOW_MINUTES: integer(
+      { min: 1, max: 10 * 365 * 24 * 60 },
+      { default: 15, desc: 'Window of the login failure limits' },
+    ),
+    SMTP_URL: urlOf(['smtp:', 'smtps:'], {
+      default: undefined,
+      desc: 'smtp(s)://user:pass@host:port; absent = dev mailbox',
+    }),
     SMTP_FROM: str({ default: 'Hardware Platform <no-reply@localhost>', desc: 'From of emails' }),
     TWILIO_ACCOUNT_SID: str({ default: undefined, desc: 'SMS through Twilio when set' }),
     TWILIO_AUTH_TOKEN: str({ default: undefined }),
     TWILIO_FROM: str({ default: undefined, desc: 'Sender number or messaging service' }),
-    TWILIO_API_URL: url({ default: 'https://api.twilio.com', desc: 'Twilio API base URL' }),
+    TWILIO_API_URL: httpUrl({ default: 'https://api.twilio.com', desc: 'Twilio API base URL' }),
   };
 }
 
-/** Reads and validates the api-service environment; the only reader of process.env in this service. */
-export function loadApiConfig(env: NodeJS.ProcessEnv): ApiConfig {
-  const config = loadConfig(env, apiConfigSpecs()) as ApiConfig;
+/** Rules across variables (production needs configured secrets; Twilio settings go together). */
+const apiChecks: ConfigCheck = (c) => {
   const problems: Record<string, string> = {};
-  if (config.NODE_ENV === 'production') {
+  if (c.NODE_ENV === 'production') {
     // Generated keys live in one container's data folder: replicas would not agree on them.
-    if (!config.JWT_PRIVATE_KEY) problems.JWT_PRIVATE_KEY = 'required in production';
-    if (!config.AUTH_SECRET) problems.AUTH_SECRET = 'required in production';
+    if (!c.JWT_PRIVATE_KEY) problems.JWT_PRIVATE_KEY = 'is required in production';
+    if (!c.AUTH_SECRET) problems.AUTH_SECRET = 'is required in production';
   }
-  if (config.AUTH_SECRET !== undefined && config.AUTH_SECRET.length < 32) {
+  if (typeof c.AUTH_SECRET === 'string' && c.AUTH_SECRET.length < 32) {
     problems.AUTH_SECRET = 'must be at least 32 characters';
   }
-  const twilio = [config.TWILIO_ACCOUNT_SID, config.TWILIO_AUTH_TOKEN, config.TWILIO_FROM];
+  const twilio = [c.TWILIO_ACCOUNT_SID, c.TWILIO_AUTH_TOKEN, c.TWILIO_FROM];
   if (twilio.some((v) => v !== undefined) && twilio.some((v) => v === undefined)) {
-    problems.TWILIO_ACCOUNT_SID = 'TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and TWILIO_FROM go together';
+    problems.TWILIO_ACCOUNT_SID = 'must be set together with TWILIO_AUTH_TOKEN and TWILIO_FROM';
   }
-  if (Object.keys(problems).length > 0) throw new ConfigError(problems);
-  return config;
+  return problems;
+};
+
+/** Reads and validates the api-service environment; the only reader of process.env in this service. */
+export function loadApiConfig(env: NodeJS.ProcessEnv): ApiConfig {
+  return loadConfig(env, apiConfigSpecs(), [apiChecks]) as ApiConfig;
 }

@@ -1,5 +1,15 @@
-import { type BaseConfig, baseConfigSpecs, ConfigError, loadConfig } from '@hwp/platform';
-import { bool, num, str, url } from 'envalid';
+import {
+  type BaseConfig,
+  baseConfigSpecs,
+  type ConfigCheck,
+  durationMs,
+  flag,
+  httpUrl,
+  integer,
+  loadConfig,
+  positiveInt,
+} from '@hwp/platform';
+import { str } from 'envalid';
 
 /** Validated configuration of the collab-service (README lists every variable). */
 export interface CollabConfig extends BaseConfig {
@@ -30,20 +40,25 @@ export interface CollabConfig extends BaseConfig {
   readonly IMPORT_QUEUE_WAIT_MS: number;
 }
 
-const positive = (desc: string, value: number) => num({ default: value, desc });
+const positive = (desc: string, value: number) => positiveInt({ default: value, desc });
+const ms = (desc: string, value: number) => durationMs({ default: value, desc });
+/** Hours and days: up to ten years (later date arithmetic stays within a Date). */
+const hours = (desc: string, value: number) =>
+  integer({ min: 1, max: 10 * 365 * 24 }, { default: value, desc });
+const days = (desc: string, value: number) => integer({ min: 1, max: 10 * 365 }, { default: value, desc });
 
 export function collabConfigSpecs() {
   return {
     ...baseConfigSpecs(4000),
-    AUTH_JWKS_URL: url({
+    AUTH_JWKS_URL: httpUrl({
       default: 'http://127.0.0.1:3000/.well-known/jwks.json',
       desc: "The API host's JWKS (access-token keys)",
     }),
-    AUTH_REVOCATIONS_URL: url({
+    AUTH_REVOCATIONS_URL: httpUrl({
       default: undefined,
       desc: "The API host's list of ended sessions; default /auth/sessions/revoked beside AUTH_JWKS_URL",
     }),
-    AUTH_REVOCATIONS_REFRESH_MS: positive('How often the full list of ended sessions is re-read', 30_000),
+    AUTH_REVOCATIONS_REFRESH_MS: ms('How often the full list of ended sessions is re-read', 30_000),
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: positive(
       'Requests per minute and address to protected routes that end in 401 (more answer 429)',
       60,
@@ -51,38 +66,39 @@ export function collabConfigSpecs() {
     AUTH_ISSUER: str({ default: 'hwp-api', desc: 'Expected iss of access tokens' }),
     AUTH_AUDIENCE: str({ default: 'authenticated', desc: 'Expected aud of access tokens' }),
     SESSION_SECRET: str({ default: undefined, desc: 'Signs the session cookie (32+ characters)' }),
-    SESSION_TTL_HOURS: positive('Session cookie lifetime (rolling)', 24 * 7),
-    COOKIE_SECURE: bool({
+    SESSION_TTL_HOURS: hours('Session cookie lifetime (rolling)', 24 * 7),
+    COOKIE_SECURE: flag({
       default: undefined,
       desc: 'Secure flag of the session cookie (default: production)',
     }),
-    REQUIRES_INVITATION: bool({ default: false, desc: 'Joining needs an invitation (GET /api/auth/config)' }),
-    BRANCH_SUFFIX_WRITES: bool({ default: true, desc: 'Branch writes use a filename suffix (phase 1)' }),
-    INVITATION_TTL_DAYS: positive('Invitation lifetime', 7),
+    REQUIRES_INVITATION: flag({ default: false, desc: 'Joining needs an invitation (GET /api/auth/config)' }),
+    BRANCH_SUFFIX_WRITES: flag({ default: true, desc: 'Branch writes use a filename suffix (phase 1)' }),
+    INVITATION_TTL_DAYS: days('Invitation lifetime', 7),
     INVITATIONS_PER_MINUTE_PER_IP: positive('Invitation sends per minute per IP', 5),
-    SITE_URL: url({ default: undefined, desc: 'Browser app URL used in invitation links' }),
-    SSE_HEARTBEAT_MS: positive('Heartbeat comment interval of the event stream', 15_000),
-    SSE_RETRY_MS: positive('retry: hint sent to event-stream clients', 3000),
+    SITE_URL: httpUrl({ default: undefined, desc: 'Browser app URL used in invitation links' }),
+    SSE_HEARTBEAT_MS: ms('Heartbeat comment interval of the event stream', 15_000),
+    SSE_RETRY_MS: ms('retry: hint sent to event-stream clients', 3000),
     SSE_MAX_CONNECTIONS_PER_USER: positive('Open event streams per user per process', 10),
-    EVENT_LOG_RETENTION_HOURS: positive('How long events stay replayable', 24),
+    EVENT_LOG_RETENTION_HOURS: hours('How long events stay replayable', 24),
     IMPORT_MAX_MB: positive('Largest CSV/XLSX import file', 50),
     IMPORT_MAX_ROWS: positive('Most data rows of one import', 200_000),
-    IMPORT_TIMEOUT_MS: positive('Wall-clock limit of parsing one import file', 60_000),
+    IMPORT_TIMEOUT_MS: ms('Wall-clock limit of parsing one import file', 60_000),
     IMPORT_CONCURRENCY: positive('Imports one process runs at once (more wait, then answer 503)', 2),
-    IMPORT_QUEUE_WAIT_MS: positive('How long an import waits for a free slot before 503', 15_000),
+    IMPORT_QUEUE_WAIT_MS: ms('How long an import waits for a free slot before 503', 15_000),
   };
 }
 
+/** The session secret is configured in production (replicas must agree on it) and long enough. */
+const sessionSecret: ConfigCheck = (c) => {
+  if (c.NODE_ENV === 'production' && !c.SESSION_SECRET)
+    return { SESSION_SECRET: 'is required in production' };
+  if (typeof c.SESSION_SECRET === 'string' && c.SESSION_SECRET.length < 32) {
+    return { SESSION_SECRET: 'must be at least 32 characters' };
+  }
+  return {};
+};
+
 /** Reads and validates the collab-service environment; the only reader of process.env in this service. */
 export function loadCollabConfig(env: NodeJS.ProcessEnv): CollabConfig {
-  const config = loadConfig(env, collabConfigSpecs()) as CollabConfig;
-  const problems: Record<string, string> = {};
-  if (config.NODE_ENV === 'production' && !config.SESSION_SECRET) {
-    problems.SESSION_SECRET = 'required in production';
-  }
-  if (config.SESSION_SECRET !== undefined && config.SESSION_SECRET.length < 32) {
-    problems.SESSION_SECRET = 'must be at least 32 characters';
-  }
-  if (Object.keys(problems).length > 0) throw new ConfigError(problems);
-  return config;
+  return loadConfig(env, collabConfigSpecs(), [sessionSecret]) as CollabConfig;
 }

@@ -1,11 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '@hwp/contracts';
-import { newId } from '@hwp/platform';
+import {
+  anonymous,
+  createPart,
+  createPartVersion,
+  createWorkspace,
+  uniqueEmail,
+} from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { uniqueEmail } from '../../api-service/test/support/api-test-kit';
 import { ROLE_RANK } from '../src/modules/workspaces/workspace-access';
-import { WorkspacesService } from '../src/modules/workspaces/workspaces.service';
-import { collabAs, newUser, type Stack, startStack, type TestUser } from './support/collab-test-kit';
+import {
+  addMembers,
+  collabAs,
+  newUser,
+  type Stack,
+  startStack,
+  type TestUser,
+} from './support/collab-test-kit';
 
 /**
  * The route-by-role table: every operation the OpenAPI document marks with `x-required-role` is
@@ -31,28 +42,20 @@ interface Sample {
   mutates?: boolean;
 }
 
-/**
- * A part of the workspace (straight into the database: this test is about the role check), with a
- * version in `status` when asked; a fresh one per call, so transitions succeed for every role.
- */
-async function seedPart(workspace: string, status?: string): Promise<{ partId: string; versionId: string }> {
-  const db = stack.collab.deps.dataSource;
-  const [{ id, created_by }] = await db.query('SELECT id, created_by FROM workspaces WHERE name = $1', [
-    workspace,
-  ]);
-  const partId = newId();
-  const versionId = newId();
-  await db.query(
-    'INSERT INTO parts (id, workspace_id, part_number, name, created_by) VALUES ($1, $2, $3, $4, $5)',
-    [partId, id, `RT-${randomBytes(6).toString('hex')}`, 'Role table part', created_by],
-  );
-  if (status) {
-    await db.query(
-      'INSERT INTO part_versions (id, part_id, revision, status, created_by) VALUES ($1, $2, $3, $4, $5)',
-      [versionId, partId, 'A', status, created_by],
-    );
-  }
-  return { partId, versionId };
+/** Who created each workspace of this test (an owner): the part factories act as them. */
+const owners = new Map<string, TestUser>();
+
+/** A part of the workspace (through the factories), with a version in `status` when asked. */
+async function seedPart(
+  workspace: string,
+  status?: 'draft' | 'in_review',
+): Promise<{ partId: string; versionId: string }> {
+  const owner = owners.get(workspace);
+  if (!owner) throw new Error(`no owner recorded for ${workspace}`);
+  const part = await createPart(stack.collab.app, owner, workspace);
+  if (!status) return { partId: part.id, versionId: '' };
+  const version = await createPartVersion(stack.collab.app, owner, workspace, part.id, { status });
+  return { partId: part.id, versionId: version.id };
 }
 
 const partNumber = () => `RT-${randomBytes(6).toString('hex')}`;
@@ -228,32 +231,18 @@ async function roleSet(): Promise<RoleSet> {
   const [creator, target, ...members] = await Promise.all(
     ['owner', 'viewer', ...WORKSPACE_ROLES].map(() => collabUser()),
   );
-  const workspace = `roles-${randomBytes(5).toString('hex')}`;
-  await collabAs(stack.collab.app, creator.user).post('/v1/workspaces').send({ name: workspace }).expect(201);
-  const dataSource = stack.collab.deps.dataSource;
-  const [{ id }] = await dataSource.query('SELECT id FROM workspaces WHERE name = $1', [workspace]);
-  const service = new WorkspacesService(dataSource);
+  const { id, name: workspace } = await createWorkspace(stack.collab.app, creator.user, 'roles');
+  owners.set(workspace, creator.user);
   const byRole = Object.fromEntries(WORKSPACE_ROLES.map((role, i) => [role, members[i]])) as Record<
     WorkspaceRole,
     Member
   >;
   // Memberships straight through the service: this test is about the role check, not about joining.
-  await dataSource.transaction(async (manager) => {
-    await service.addMember(manager, id, target.user.user.id, 'viewer');
-    for (const role of WORKSPACE_ROLES) await service.addMember(manager, id, byRole[role].user.user.id, role);
-  });
+  await addMembers(stack, id, [
+    [target.user, 'viewer'],
+    ...WORKSPACE_ROLES.map((role): [TestUser, WorkspaceRole] => [byRole[role].user, role]),
+  ]);
   return { workspace, byRole, target };
-}
-
-function anonymous(): Client {
-  const agent = request(stack.collab.app);
-  return {
-    get: (path) => agent.get(path),
-    post: (path) => agent.post(path),
-    put: (path) => agent.put(path),
-    patch: (path) => agent.patch(path),
-    delete: (path) => agent.delete(path),
-  };
 }
 
 describe('route-by-role table', () => {
@@ -296,7 +285,10 @@ describe('route-by-role table', () => {
       const ctx = { workspace: shared.workspace, self: outsider.username, target: shared.target.username };
       const foreign = await sample.request(collabAs(stack.collab.app, outsider.user), ctx);
       record(key, 'non-member', foreign.status, '404', foreign.status === 404, foreign.body);
-      const anon = await sample.request(anonymous(), { ...ctx, self: shared.target.username });
+      const anon = await sample.request(anonymous(stack.collab.app), {
+        ...ctx,
+        self: shared.target.username,
+      });
       record(key, 'anonymous', anon.status, '401', anon.status === 401, anon.body);
     }
     expect(outcomes).toEqual([]);

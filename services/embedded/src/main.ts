@@ -7,6 +7,7 @@ import {
   EmbeddedDatabaseError,
   type EmbeddedPostgres,
   Lifecycle,
+  listenFailure,
   MemoryBroker,
   startEmbeddedPostgres,
 } from '@hwp/platform';
@@ -33,6 +34,8 @@ async function main(): Promise<void> {
   const lifecycle = new Lifecycle(logger, configs.api.SHUTDOWN_TIMEOUT_MS);
   lifecycle.installSignalHandlers();
   const broker = new MemoryBroker(logger);
+  // Which listen failed decides the variable a taken port is reported under.
+  let listening = { portVariable: 'API_PORT', port: configs.api.PORT, host: configs.api.HOST };
   try {
     let embeddedPostgres: EmbeddedPostgres | undefined;
     if (!configs.api.DATABASE_URL) {
@@ -58,6 +61,7 @@ async function main(): Promise<void> {
       logger: createLogger({ service: collabService.name, level: configs.collab.LOG_LEVEL }),
     });
     await api.listen();
+    listening = { portVariable: 'COLLAB_PORT', port: configs.collab.PORT, host: configs.collab.HOST };
     await collab.listen();
     process.stdout.write(
       [
@@ -69,7 +73,10 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   } catch (error) {
-    if (error instanceof EmbeddedDatabaseError) {
+    const taken = listenFailure(error, listening);
+    if (taken) {
+      process.stderr.write(`embedded: cannot start: ${taken}\n`);
+    } else if (error instanceof EmbeddedDatabaseError) {
       process.stderr.write(`embedded: ${error.message}\n`);
     } else {
       logger.fatal({ err: error }, 'start failed');

@@ -1,8 +1,9 @@
 import { ErrorBodyDto } from '@hwp/contracts';
 import type { ClassConstructor } from 'class-transformer';
 import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
+import { uuidParams } from './id-params';
 import type { OpenApiBuilder, OperationSpec, ResponseSpec } from './openapi';
-import { validateInput } from './validation';
+import { type UnknownFields, validateInput } from './validation';
 
 /** What a rate-limited route answers once the caller is over its quota (DECISIONS.md section 0). */
 const TOO_MANY_REQUESTS: ResponseSpec = {
@@ -55,6 +56,8 @@ export interface RouteSpec<Body = unknown, Query = RawQuery> extends Omit<Operat
   before?: RequestHandler[];
   /** A limiter from createRateLimiter is in `before`: documents the 429 answer. */
   rateLimited?: boolean;
+  /** Body and query fields the DTOs do not declare: refused (default) or ignored. */
+  unknownFields?: UnknownFields;
   handler: RouteHandler<Body, Query>;
 }
 
@@ -85,29 +88,35 @@ export class ApiRouter {
   constructor(private readonly openapi: OpenApiBuilder) {}
 
   route<Body = unknown, Query = RawQuery>(spec: RouteSpec<Body, Query>): this {
-    const { before = [], handler, rateLimited, status: _status, ...operation } = spec;
+    const { before = [], handler, rateLimited, unknownFields, status: _status, ...operation } = spec;
     const status = successStatus(spec);
     const responses = { ...operation.responses };
-    // Every operation can fail with the shared error body; document it once here.
-    if (operation.body || operation.query)
-      responses[400] ??= { description: 'Invalid input', schema: ErrorBodyDto };
+    // Every operation can fail with the shared error body; document it once here. Any request can
+    // be refused with 400: a hostile query or body (rejectHostileInput) reaches no route.
+    responses[400] ??= {
+      description: operation.body || operation.query ? 'Invalid input' : 'Malformed or hostile query or body',
+      schema: ErrorBodyDto,
+    };
     if (operation.security?.length)
       responses[401] ??= { description: 'Missing or invalid credential', schema: ErrorBodyDto };
     if (rateLimited) responses[429] ??= TOO_MANY_REQUESTS;
+    // Id parameters must be UUIDs: anything else names no record (404), checked after `before`.
+    const ids = uuidParams(operation.path);
+    if (ids) responses[404] ??= ids.notFound;
     this.openapi.add({ ...operation, responses });
 
-    const validators: RequestHandler[] = [];
+    const validators: RequestHandler[] = ids ? [ids.check] : [];
     const bodyDto = operation.body;
     if (bodyDto) {
       validators.push(async (req, _res, next) => {
-        req.body = await validateInput(bodyDto, req.body ?? {}, 'body');
+        req.body = await validateInput(bodyDto, req.body ?? {}, 'body', unknownFields);
         next();
       });
     }
     const queryDto = operation.query;
     if (queryDto) {
       validators.push(async (req, res, next) => {
-        res.locals.query = await validateInput(queryDto, { ...req.query }, 'query');
+        res.locals.query = await validateInput(queryDto, { ...req.query }, 'query', unknownFields);
         next();
       });
     }

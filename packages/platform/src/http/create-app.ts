@@ -36,6 +36,12 @@ export interface HttpAppOptions {
   trustProxy?: false | number | string[];
   /** Per-check timeout of /readyz. */
   readinessTimeoutMs?: number;
+  /**
+   * Whether clients reach the service over https (PUBLIC_BASE_URL's scheme). Only then are HSTS and
+   * CSP `upgrade-insecure-requests` sent: on plain http they make browsers fetch `/docs`' assets
+   * over https, which a plain-http host does not serve.
+   */
+  servedOverHttps?: boolean;
 }
 
 async function withTimeout<T>(
@@ -95,7 +101,13 @@ export function createHttpApp(options: HttpAppOptions): Express {
       },
     }),
   );
-  app.use(helmet());
+  const https = options.servedOverHttps ?? false;
+  app.use(
+    helmet({
+      strictTransportSecurity: https,
+      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
+    }),
+  );
   const json = express.json({ limit: options.jsonLimitBytes });
   const raw = options.rawBodyPrefixes ?? [];
   app.use((req, res, next) =>

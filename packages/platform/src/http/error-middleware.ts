@@ -1,5 +1,5 @@
 import type { ErrorBody, ErrorCode } from '@hwp/contracts';
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { AppError, NotFoundError } from '../errors';
 
@@ -113,9 +113,40 @@ export function errorBody(error: AppError, path: string): ErrorBody {
   };
 }
 
+/** Another error body for the routes under a path prefix (a compatibility surface). */
+export type ErrorShape = (
+  error: AppError,
+  req: Request,
+) => { body: unknown; headers?: Record<string, string> };
+
+const errorShapes = new WeakMap<object, { prefix: string; shape: ErrorShape }[]>();
+
+/**
+ * Errors of requests under `prefix` (every failure: validation, 404, limits, malformed JSON) are
+ * written by `shape` instead of as the error body.
+ */
+export function shapeErrorsUnder(app: Express, prefix: string, shape: ErrorShape): void {
+  const list = errorShapes.get(app) ?? [];
+  list.push({ prefix: prefix.replace(/\/$/, ''), shape });
+  errorShapes.set(app, list);
+}
+
+function shapeOf(req: Request): ErrorShape | undefined {
+  const path = req.originalUrl.split('?')[0];
+  return errorShapes.get(req.app)?.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`))
+    ?.shape;
+}
+
 /** Writes an AppError as the error body; used by the error middleware and by early middlewares. */
 export function sendError(req: Request, res: Response, error: AppError): void {
   if (error.headers) for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  const shape = shapeOf(req);
+  if (shape) {
+    const shaped = shape(error, req);
+    for (const [name, value] of Object.entries(shaped.headers ?? {})) res.setHeader(name, value);
+    res.status(error.status).json(shaped.body);
+    return;
+  }
   res.status(error.status).json(errorBody(error, req.originalUrl.split('?')[0]));
 }
 

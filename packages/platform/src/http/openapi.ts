@@ -1,9 +1,8 @@
 import type { ClassConstructor } from 'class-transformer';
-import { getMetadataStorage } from 'class-validator';
-import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import type { IOptions } from 'class-validator-jsonschema/build/options';
+import { pathParamSchema } from './id-params';
+import { contractSchemas, type JsonSchema, REF_PREFIX, referencedSchemas } from './openapi-schemas';
 
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema } from './openapi-schemas';
 
 export interface ResponseSpec {
   description: string;
@@ -26,7 +25,7 @@ export interface OperationSpec {
   /** Non-JSON bodies (multipart, raw). */
   bodyContent?: Record<string, { schema: JsonSchema }>;
   query?: ClassConstructor<object>;
-  /** Security requirement names (see OpenApiInfo.securitySchemes); empty = open. */
+  /** Security requirement names (see OpenApiInfo.securitySchemes); none = open (`security: []`). */
   security?: string[];
   deprecated?: boolean;
   responses: Record<number, ResponseSpec>;
@@ -38,16 +37,10 @@ export interface OpenApiInfo {
   title: string;
   version: string;
   description: string;
+  /** Default: `/`, the host that serves the document. */
   servers?: { url: string; description?: string }[];
   securitySchemes?: Record<string, JsonSchema>;
 }
-
-// class-transformer keeps its @Type() metadata in an entry point without typings.
-const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as {
-  defaultMetadataStorage: IOptions['classTransformerMetadataStorage'];
-};
-
-const REF_PREFIX = '#/components/schemas/';
 
 function isClass(value: unknown): value is ClassConstructor<object> {
   return typeof value === 'function';
@@ -81,14 +74,13 @@ export class OpenApiBuilder {
   }
 
   build(): JsonSchema {
-    const schemas = validationMetadatasToSchemas({
-      refPointerPrefix: REF_PREFIX,
-      classValidatorMetadataStorage: getMetadataStorage(),
-      // Lets @Type(() => Dto) arrays and nested objects resolve to their schemas.
-      classTransformerMetadataStorage: defaultMetadataStorage,
-    }) as Record<string, JsonSchema>;
-    const schemaOf = (value: ClassConstructor<object> | JsonSchema): JsonSchema =>
-      isClass(value) ? { $ref: `${REF_PREFIX}${value.name}` } : value;
+    const schemas = contractSchemas();
+    const schemaOf = (value: ClassConstructor<object> | JsonSchema): JsonSchema => {
+      if (!isClass(value)) return value;
+      // A class without one decorated property has no metadata, hence no schema: an empty object.
+      schemas[value.name] ??= { type: 'object', properties: {} };
+      return { $ref: `${REF_PREFIX}${value.name}` };
+    };
 
     const paths: Record<string, Record<string, unknown>> = {};
     for (const op of this.operations) {
@@ -97,7 +89,7 @@ export class OpenApiBuilder {
         name,
         in: 'path',
         required: true,
-        schema: { type: 'string' },
+        schema: pathParamSchema(name),
       }));
       if (op.query) {
         const querySchema = schemas[op.query.name] ?? { properties: {} };
@@ -133,7 +125,8 @@ export class OpenApiBuilder {
         ...(op.deprecated ? { deprecated: true } : {}),
         ...(parameters.length ? { parameters } : {}),
         ...(requestBody ? { requestBody } : {}),
-        ...(op.security ? { security: op.security.map((name) => ({ [name]: [] })) } : {}),
+        // Alternatives (any one scheme suffices); an open route says so with an empty list.
+        security: (op.security ?? []).map((name) => ({ [name]: [] })),
         ...op.extensions,
         responses,
       };
@@ -146,10 +139,10 @@ export class OpenApiBuilder {
         description: this.info.description,
         license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
-      ...(this.info.servers ? { servers: this.info.servers } : {}),
+      servers: this.info.servers ?? [{ url: '/', description: 'The host serving this document' }],
       paths,
       components: {
-        schemas,
+        schemas: referencedSchemas(paths, schemas),
         ...(this.info.securitySchemes ? { securitySchemes: this.info.securitySchemes } : {}),
       },
     };

@@ -49,7 +49,12 @@ function buildApp(dataSource: DataSource, limitRule: RateLimitRule) {
         path: '/ping',
         summary: 'Ping',
         rateLimited: true,
-        responses: { 200: { description: 'Pong' } },
+        responses: {
+          200: {
+            description: 'Pong',
+            schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+          },
+        },
         before: [fakeAuth, limiter],
         handler: ({ query }) => {
           if (query.fail) throw new ValidationError('asked to fail');

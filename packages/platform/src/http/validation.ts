@@ -4,24 +4,35 @@ import { type ValidationError as ClassValidationError, validate } from 'class-va
 import { ValidationError } from '../errors';
 import { assertCleanInput } from './hostile-input';
 
+/** What a field that was not sent at all answers, instead of every rule it would have to meet. */
+export const REQUIRED_MESSAGE = 'is required';
+
 function flatten(errors: ClassValidationError[], prefix = ''): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
     const field = prefix ? `${prefix}.${error.property}` : error.property;
-    for (const message of Object.values(error.constraints ?? {})) out.push({ field, message });
+    const messages = Object.values(error.constraints ?? {});
+    // Optional fields skip validation when absent, so an absent field with constraints is required.
+    if (error.value === undefined && messages.length > 0) out.push({ field, message: REQUIRED_MESSAGE });
+    else for (const message of messages) out.push({ field, message });
     if (error.children?.length) out.push(...flatten(error.children, field));
   }
   return out;
 }
 
+/** What happens to fields a DTO does not declare: refused (the default) or dropped. */
+export type UnknownFields = 'reject' | 'strip';
+
 /**
- * Turns untrusted input into a validated DTO instance: unknown fields are rejected and every
- * field problem is reported at once.
+ * Turns untrusted input into a validated DTO instance: unknown fields are rejected (or, for a
+ * compatibility surface whose clients send extra fields, dropped) and every field problem is
+ * reported at once.
  */
 export async function validateInput<T extends object>(
   dto: ClassConstructor<T>,
   input: unknown,
   where: 'body' | 'query',
+  unknownFields: UnknownFields = 'reject',
 ): Promise<T> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new ValidationError(`The ${where} must be a JSON object`);
@@ -31,9 +42,10 @@ export async function validateInput<T extends object>(
   const instance = plainToInstance(dto, input, { enableImplicitConversion: where === 'query' });
   const errors = await validate(instance, {
     whitelist: true,
-    forbidNonWhitelisted: true,
+    forbidNonWhitelisted: unknownFields === 'reject',
     forbidUnknownValues: true,
-    validationError: { target: false, value: false },
+    // The value tells an absent field from a wrong one; it is never sent back.
+    validationError: { target: false, value: true },
   });
   if (errors.length > 0) {
     const fields = flatten(errors);

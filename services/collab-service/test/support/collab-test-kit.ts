@@ -1,21 +1,27 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { type ApiConfig, apiService, loadApiConfig } from '@hwp/api-service';
 import type { WorkspaceRole } from '@hwp/contracts';
-import { startTestService, type TestService } from '@hwp/platform/test-kit';
-import type { ApiConfig } from '../../../api-service/src/config';
 import {
-  type ApiTestService,
   as,
+  createWorkspace,
   signUp,
-  startApi,
+  startTestService,
+  type TestService,
   type TestUser,
-} from '../../../api-service/test/support/api-test-kit';
+} from '@hwp/platform/test-kit';
 import { type CollabConfig, loadCollabConfig } from '../../src/config';
-import { WorkspacesService } from '../../src/modules/workspaces/workspaces.service';
+import type { WorkspacesExports } from '../../src/modules/workspaces/workspaces.feature';
 import { collabService } from '../../src/service';
 
 export type CollabTestService = TestService<CollabConfig>;
+export type ApiTestService = TestService<ApiConfig>;
+
+/** The API host as its own tests start it: a fresh database, signup confirmed at once. */
+function startApi(env: Record<string, string>): Promise<ApiTestService> {
+  return startTestService(apiService, loadApiConfig, { AUTH_REQUIRE_CONFIRMATION: 'false', ...env });
+}
 
 /**
  * The API host (listening on a free port, for its JWKS) and a collaboration host verifying its
@@ -98,18 +104,28 @@ export interface Team {
 
 export async function teamWorkspace(stack: Stack, prefix: string): Promise<Team> {
   const [owner, manager, engineer, viewer] = await Promise.all([1, 2, 3, 4].map(() => collabMember(stack)));
-  const workspace = `${prefix}-${randomBytes(5).toString('hex')}`;
-  await as(stack.collab.app, owner).post('/v1/workspaces').send({ name: workspace }).expect(201);
-  const dataSource = stack.collab.deps.dataSource;
-  const [{ id }] = await dataSource.query('SELECT id FROM workspaces WHERE name = $1', [workspace]);
+  const { id, name: workspace } = await createWorkspace(stack.collab.app, owner, prefix);
   const roles: [TestUser, WorkspaceRole][] = [
     [manager, 'manager'],
     [engineer, 'engineer'],
     [viewer, 'viewer'],
   ];
-  const service = new WorkspacesService(dataSource);
-  await dataSource.transaction(async (manager) => {
-    for (const [user, role] of roles) await service.addMember(manager, id, user.user.id, role);
-  });
+  await addMembers(stack, id, roles);
   return { workspace, id, owner, manager, engineer, viewer };
+}
+
+/**
+ * Memberships straight through the workspaces service (no invitation emails): for tests about what
+ * members may do, not about how they join.
+ */
+export async function addMembers(
+  stack: Stack,
+  workspaceId: string,
+  members: [TestUser, WorkspaceRole][],
+): Promise<void> {
+  const { deps } = stack.collab;
+  const { workspaces } = collabService.exportsOf<WorkspacesExports>(deps, 'workspaces');
+  await deps.dataSource.transaction(async (manager) => {
+    for (const [user, role] of members) await workspaces.addMember(manager, workspaceId, user.user.id, role);
+  });
 }

@@ -3,9 +3,11 @@ import cookieParser from 'cookie-parser';
 import type { ApiConfig } from '../../config';
 import type { NotificationsModule } from '../notifications/notifications.service';
 import { type AuthModule, createAuthModule } from './auth.module';
+import { AuthFlowStateEntity } from './auth-flow-state.entity';
 import { IdentityEntity } from './identity.entity';
 import { CreateAccounts1763800000000 } from './migrations/1763800000000-CreateAccounts';
 import { CreateRevokedSessions1763800000200 } from './migrations/1763800000200-CreateRevokedSessions';
+import { CreateAuthFlowStates1763800000300 } from './migrations/1763800000300-CreateAuthFlowStates';
 import { OneTimeCodeEntity } from './one-time-code.entity';
 import { AuthSessionEntity, RefreshTokenEntity } from './session.entity';
 import type { PersonalTenants } from './sessions.service';
@@ -18,15 +20,23 @@ export const accountsFeature = defineFeature<
   { tenancy: { tenants: PersonalTenants }; notifications: NotificationsModule }
 >({
   name: 'accounts',
-  entities: [UserEntity, IdentityEntity, AuthSessionEntity, RefreshTokenEntity, OneTimeCodeEntity],
-  migrations: [CreateAccounts1763800000000, CreateRevokedSessions1763800000200],
+  entities: [
+    UserEntity,
+    IdentityEntity,
+    AuthSessionEntity,
+    RefreshTokenEntity,
+    OneTimeCodeEntity,
+    AuthFlowStateEntity,
+  ],
+  migrations: [
+    CreateAccounts1763800000000,
+    CreateRevokedSessions1763800000200,
+    CreateAuthFlowStates1763800000300,
+  ],
   build: (deps, needs) => {
     const accounts = createAuthModule(deps, needs.tenancy.tenants, needs.notifications.request);
     return {
-      mount: (api, app) => {
-        app.use(cookieParser());
-        accounts.mount(api);
-      },
+      routes: [(_api, app) => app.use(cookieParser()), (api, app) => accounts.mount(api, app)],
       exports: accounts,
     };
   },

@@ -8,12 +8,13 @@ import {
   type PlatformDeps,
   persistentSecret,
 } from '@hwp/platform';
-import type { Request, RequestHandler } from 'express';
+import type { Express, Request, RequestHandler } from 'express';
 import type { ApiConfig } from '../../config';
 import { mountAuthRoutes } from './auth.routes';
 import { AuthService, type Notify } from './auth.service';
 import { type CookieSettings, createAuthenticator } from './authenticate';
 import { CodesService } from './codes.service';
+import { mountGoTrueRoutes } from './gotrue/gotrue.routes';
 import { PasswordHasher } from './passwords';
 import { mountRevocationRoutes } from './revocations.routes';
 import { type PersonalTenants, SessionsService } from './sessions.service';
@@ -39,7 +40,7 @@ export interface AuthModule {
   standardLimit: RequestHandler;
   /** For the AI image routes (10 per window per user). */
   aiLimit: RequestHandler;
-  mount(api: ApiRouter): void;
+  mount(api: ApiRouter, app: Express): void;
 }
 
 /** Identity of the API host: keys, passwords, sessions, codes, the passport authenticator and rate limits. */
@@ -173,18 +174,11 @@ export function createAuthModule(
     authenticate,
     standardLimit,
     aiLimit,
-    mount(api) {
-      mountAuthRoutes(api, {
-        auth,
-        sessions,
-        keys,
-        cookies,
-        authenticate,
-        standardLimit,
-        loginLimits,
-        siteUrl,
-      });
+    mount(api, app) {
+      const routeDeps = { auth, sessions, keys, cookies, authenticate, standardLimit, loginLimits, siteUrl };
+      mountAuthRoutes(api, routeDeps);
       mountRevocationRoutes(api, dataSource, sessions.revocations);
+      mountGoTrueRoutes(api, app, routeDeps);
     },
   };
 }

@@ -1,50 +1,25 @@
-import {
-  MIN_PASSWORD_LENGTH,
-  type NotificationRequestedData,
-  RoutingKeys,
-  type Session,
-  type User,
-  type UserMetadataInput,
-  type UserUpdatedData,
-  type VerifyType,
-} from '@hwp/contracts';
-import { AppError, type Bus, newId, ValidationError } from '@hwp/platform';
+import { MIN_PASSWORD_LENGTH, type Session, type User, type UserMetadataData } from '@hwp/contracts';
+import { AppError, type Bus, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
+import { Accounts, type Authenticated, type Channel, mergeMetadata } from './accounts';
 import { presentUser } from './auth.presenter';
+import { type CodeSettings, CodeSignIn, type Notify } from './code-sign-in';
 import type { CodesService } from './codes.service';
-import { IdentityEntity } from './identity.entity';
 import type { PasswordHasher } from './passwords';
-import type { ClientMeta, IssuedSession, SessionsService } from './sessions.service';
+import { type PkceChallenge, PkceFlows } from './pkce.service';
+import type { ClientMeta, SessionsService } from './sessions.service';
 import { signupAttemptNotice } from './signup-attempt-notice';
-import { UserEntity, type UserMetadataFields } from './user.entity';
+import { UserEntity } from './user.entity';
 
-/** Hands a message to the notifier through the outbox, in the caller's transaction. */
-export type Notify = (
-  manager: EntityManager,
-  data: NotificationRequestedData,
-  actor: string,
-) => Promise<void>;
+export type { Authenticated } from './accounts';
+export type { Notify } from './code-sign-in';
 
-export interface AuthSettings {
+export interface AuthSettings extends CodeSettings {
   audience: string;
   requireConfirmation: boolean;
-  otpTtlMinutes: number;
-  /** Builds the link of an emailed code. */
-  verifyLink(type: VerifyType, linkToken: string, redirectTo: string): string;
-  /** An allowed redirect target: the one asked for when its origin is allowed, else the site. */
-  redirectTarget(requested: string | undefined): string;
 }
-
-export interface Authenticated {
-  user: User;
-  session: Session;
-  sessionId: string;
-}
-
-type Channel = { email: string; phone?: undefined } | { phone: string; email?: undefined };
 
 const invalidCredentials = () => new AppError('invalid_credentials', 400, 'Invalid login credentials');
-const CODE_SENT = 'If the address can receive messages, a code is on its way';
 
 function checkPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) {
@@ -54,19 +29,15 @@ function checkPassword(password: string): void {
   }
 }
 
-function mergeMetadata(current: UserMetadataFields, input?: UserMetadataInput): UserMetadataFields {
-  const next = { ...current };
-  for (const key of ['first_name', 'last_name', 'avatar_url'] as const) {
-    if (input?.[key] !== undefined) next[key] = input[key];
-  }
-  return next;
-}
-
 /**
- * Accounts: signup, password login, passwordless codes (magic link, phone OTP), verification,
- * recovery and account updates. Supabase Auth (GoTrue) is the model for shapes and behaviour.
+ * Accounts: signup, password login and account updates here; sign-in by one-time code (magic link,
+ * phone OTP, verification, recovery, PKCE) in CodeSignIn, stored accounts in Accounts. Supabase
+ * Auth (GoTrue) is the model for shapes and behaviour.
  */
 export class AuthService {
+  private readonly accounts: Accounts;
+  private readonly codeSignIn: CodeSignIn;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly bus: Bus,
@@ -75,150 +46,47 @@ export class AuthService {
     private readonly codes: CodesService,
     private readonly notify: Notify,
     private readonly settings: AuthSettings,
-  ) {}
+    flows = new PkceFlows(),
+  ) {
+    this.accounts = new Accounts(bus, sessions, settings.audience);
+    this.codeSignIn = new CodeSignIn(bus, this.accounts, codes, notify, settings, flows);
+  }
 
-  async view(manager: EntityManager, user: UserEntity): Promise<User> {
-    const identities = await manager.find(IdentityEntity, {
-      where: { userId: user.id },
-      order: { createdAt: 'ASC' },
-    });
-    return presentUser(user, identities, this.settings.audience);
+  /** The user as section 2.1 shows it, from a stored row (in the caller's transaction). */
+  view(manager: EntityManager, user: UserEntity): Promise<User> {
+    return this.accounts.view(manager, user);
+  }
+
+  // Sign-in by code: see CodeSignIn.
+  sendPasswordless(...args: Parameters<CodeSignIn['sendPasswordless']>) {
+    return this.codeSignIn.sendPasswordless(...args);
+  }
+
+  recover(...args: Parameters<CodeSignIn['recover']>) {
+    return this.codeSignIn.recover(...args);
+  }
+
+  verify(...args: Parameters<CodeSignIn['verify']>) {
+    return this.codeSignIn.verify(...args);
+  }
+
+  openLink(...args: Parameters<CodeSignIn['openLink']>) {
+    return this.codeSignIn.openLink(...args);
+  }
+
+  exchangePkce(...args: Parameters<CodeSignIn['exchangePkce']>) {
+    return this.codeSignIn.exchangePkce(...args);
   }
 
   async getUser(userId: string): Promise<User> {
     const manager = this.dataSource.manager;
-    return this.view(manager, await manager.findOneByOrFail(UserEntity, { id: userId }));
-  }
-
-  private findByChannel(manager: EntityManager, channel: Channel, lock = false): Promise<UserEntity | null> {
-    return manager.findOne(UserEntity, {
-      where: channel.email !== undefined ? { email: channel.email.toLowerCase() } : { phone: channel.phone },
-      ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-    });
-  }
-
-  private async emitUserUpdated(manager: EntityManager, user: UserEntity): Promise<void> {
-    const data: UserUpdatedData = {
-      userId: user.id,
-      email: user.email,
-      phone: user.phone,
-      firstName: user.userMetadata.first_name ?? null,
-      lastName: user.userMetadata.last_name ?? null,
-      avatarUrl: user.userMetadata.avatar_url ?? null,
-    };
-    await this.bus.outbox.add(manager, { type: RoutingKeys.userUpdated, actor: user.id, data });
-  }
-
-  /** A new account and its identity, not yet stored. */
-  private newAccount(
-    manager: EntityManager,
-    channel: Channel,
-    fields: { passwordHash: string | null; metadata: UserMetadataFields },
-  ): { user: UserEntity; identity: IdentityEntity } {
-    const now = new Date();
-    const provider = channel.email !== undefined ? 'email' : 'phone';
-    const user = manager.create(UserEntity, {
-      id: newId(),
-      email: channel.email?.toLowerCase() ?? null,
-      phone: channel.phone ?? null,
-      encryptedPassword: fields.passwordHash,
-      emailConfirmedAt: null,
-      phoneConfirmedAt: null,
-      lastSignInAt: null,
-      role: 'authenticated',
-      provider,
-      userMetadata: fields.metadata,
-      defaultTenantId: null,
-      createdAt: now,
-      updatedAt: now,
-    });
-    const identity = manager.create(IdentityEntity, {
-      id: newId(),
-      userId: user.id,
-      provider,
-      providerId: (user.email ?? user.phone) as string,
-      lastSignInAt: null,
-      createdAt: now,
-      updatedAt: now,
-    });
-    return { user, identity };
-  }
-
-  private async createUser(
-    manager: EntityManager,
-    channel: Channel,
-    fields: { passwordHash: string | null; metadata: UserMetadataFields },
-  ): Promise<UserEntity> {
-    const { user, identity } = this.newAccount(manager, channel, fields);
-    await manager.insert(UserEntity, user);
-    await manager.insert(IdentityEntity, identity);
-    await this.emitUserUpdated(manager, user);
-    return user;
-  }
-
-  private async authenticated(
-    manager: EntityManager,
-    user: UserEntity,
-    via: 'email' | 'phone',
-    meta: ClientMeta,
-  ) {
-    const issued: IssuedSession = await this.sessions.start(manager, user, via, meta);
-    return { user: await this.view(manager, user), session: issued.session, sessionId: issued.sessionId };
-  }
-
-  /** Sends a code (and, for email, a link) through the notifier. */
-  private async sendCode(
-    manager: EntityManager,
-    purpose: VerifyType,
-    recipient: string,
-    user: UserEntity | null,
-    redirectTo?: string,
-  ): Promise<void> {
-    const target = this.settings.redirectTarget(redirectTo);
-    const { code, linkToken } = await this.codes.issue(manager, {
-      purpose,
-      recipient,
-      userId: user?.id ?? null,
-      redirectTo: target,
-    });
-    if (!user) return;
-    const minutes = this.settings.otpTtlMinutes;
-    if (purpose === 'sms') {
-      await this.notify(
-        manager,
-        {
-          channel: 'sms',
-          to: recipient,
-          template: 'phone_otp',
-          text: `Your verification code is ${code}. It expires in ${minutes} minutes.`,
-        },
-        user.id,
-      );
-      return;
-    }
-    const link = this.settings.verifyLink(purpose, linkToken as string, target);
-    const subjects = {
-      magiclink: 'Your sign-in link',
-      signup: 'Confirm your email address',
-      recovery: 'Reset your password',
-    };
-    await this.notify(
-      manager,
-      {
-        channel: 'email',
-        to: recipient,
-        template: purpose,
-        subject: subjects[purpose],
-        text: `Your code is ${code}. It expires in ${minutes} minutes.\n\nOr open this link:\n${link}\n\nIf you did not ask for this, ignore this message.`,
-        vars: { code, link },
-      },
-      user.id,
-    );
+    return this.accounts.view(manager, await manager.findOneByOrFail(UserEntity, { id: userId }));
   }
 
   async signup(
-    input: { email?: string; phone?: string; password: string; data?: UserMetadataInput },
+    input: { email?: string; phone?: string; password: string; data?: UserMetadataData },
     meta: ClientMeta,
+    link: { redirectTo?: string; pkce?: PkceChallenge } = {},
   ): Promise<{ user: User; session: Session | null; sessionId: string | null }> {
     if ((input.email === undefined) === (input.phone === undefined)) {
       throw new ValidationError('Sign up with either email or phone', [
@@ -234,7 +102,7 @@ export class AuthService {
     const via = channel.email !== undefined ? 'email' : 'phone';
     const passwordHash = await this.hasher.hash(input.password);
     return this.bus.transaction(async (manager) => {
-      let user = await this.findByChannel(manager, channel, true);
+      let user = await this.accounts.findByChannel(manager, channel, true);
       const confirmed = user && (via === 'email' ? user.emailConfirmedAt : user.phoneConfirmedAt);
       if (user && confirmed) {
         if (this.settings.requireConfirmation) return this.repeatedSignup(manager, user, channel, input.data);
@@ -251,18 +119,25 @@ export class AuthService {
         user.updatedAt = new Date();
         await manager.save(UserEntity, user);
       } else {
-        user = await this.createUser(manager, channel, {
+        user = await this.accounts.create(manager, channel, {
           passwordHash,
           metadata: mergeMetadata({}, input.data),
         });
       }
       if (this.settings.requireConfirmation) {
         const recipient = (user.email ?? user.phone) as string;
-        await this.sendCode(manager, via === 'email' ? 'signup' : 'sms', recipient, user);
-        return { user: await this.view(manager, user), session: null, sessionId: null };
+        await this.codeSignIn.sendCode(
+          manager,
+          via === 'email' ? 'signup' : 'sms',
+          recipient,
+          user,
+          link.redirectTo,
+          link.pkce,
+        );
+        return { user: await this.accounts.view(manager, user), session: null, sessionId: null };
       }
-      await this.confirm(manager, user, via);
-      return this.authenticated(manager, user, via, meta);
+      await this.accounts.confirm(manager, user, via);
+      return this.accounts.authenticated(manager, user, via, meta);
     });
   }
 
@@ -278,7 +153,7 @@ export class AuthService {
     manager: EntityManager,
     owner: UserEntity,
     channel: Channel,
-    data: UserMetadataInput | undefined,
+    data: UserMetadataData | undefined,
   ): Promise<{ user: User; session: null; sessionId: null }> {
     const recipient = (channel.email?.toLowerCase() ?? channel.phone) as string;
     await this.codes.issue(manager, { purpose: 'signup', recipient, userId: null });
@@ -287,30 +162,17 @@ export class AuthService {
       signupAttemptNotice(channel.email !== undefined ? 'email' : 'sms', recipient),
       owner.id,
     );
-    const { user, identity } = this.newAccount(manager, channel, {
+    const { user, identity } = this.accounts.newAccount(manager, channel, {
       passwordHash: null,
       metadata: mergeMetadata({}, data),
     });
     return { user: presentUser(user, [identity], this.settings.audience), session: null, sessionId: null };
   }
 
-  private async confirm(manager: EntityManager, user: UserEntity, via: 'email' | 'phone'): Promise<void> {
-    const now = new Date();
-    if (via === 'email' && !user.emailConfirmedAt) user.emailConfirmedAt = now;
-    else if (via === 'phone' && !user.phoneConfirmedAt) user.phoneConfirmedAt = now;
-    else return;
-    user.updatedAt = now;
-    await manager.update(
-      UserEntity,
-      { id: user.id },
-      { emailConfirmedAt: user.emailConfirmedAt, phoneConfirmedAt: user.phoneConfirmedAt, updatedAt: now },
-    );
-  }
-
   /** Password login by email or phone. Unknown account and wrong password answer alike, in like time. */
   async loginWithPassword(channel: Channel, password: string, meta: ClientMeta): Promise<Authenticated> {
     const via = channel.email !== undefined ? 'email' : 'phone';
-    const user = await this.findByChannel(this.dataSource.manager, channel);
+    const user = await this.accounts.findByChannel(this.dataSource.manager, channel);
     const ok = await this.hasher.verify(user?.encryptedPassword ?? null, password);
     if (!user || !ok) throw invalidCredentials();
     if (this.settings.requireConfirmation) {
@@ -321,77 +183,14 @@ export class AuthService {
         throw new AppError('phone_not_confirmed', 400, 'Phone number not confirmed: use the code we sent');
       }
     }
-    return this.bus.transaction((manager) => this.authenticated(manager, user, via, meta));
-  }
-
-  /**
-   * Magic link or phone OTP. An unknown address gets an account on the spot (as Supabase Auth
-   * does), confirmed when the code is redeemed; the answer is the same either way.
-   */
-  async sendPasswordless(channel: Channel, redirectTo?: string): Promise<{ message: string }> {
-    await this.bus.transaction(async (manager) => {
-      const user =
-        (await this.findByChannel(manager, channel, true)) ??
-        (await this.createUser(manager, channel, { passwordHash: null, metadata: {} }));
-      const recipient = (channel.email?.toLowerCase() ?? channel.phone) as string;
-      await this.sendCode(
-        manager,
-        channel.email !== undefined ? 'magiclink' : 'sms',
-        recipient,
-        user,
-        redirectTo,
-      );
-    });
-    return { message: CODE_SENT };
-  }
-
-  /** Recovery email: only accounts that exist get one, but every address answers alike. */
-  async recover(email: string, redirectTo?: string): Promise<{ message: string }> {
-    await this.bus.transaction(async (manager) => {
-      const user = await this.findByChannel(manager, { email });
-      await this.sendCode(manager, 'recovery', email.toLowerCase(), user, redirectTo);
-    });
-    return { message: CODE_SENT };
-  }
-
-  /**
-   * Redeems a code: by address and 6-digit code, or by the link token. A wrong code counts an
-   * attempt (committed even though the answer is an error).
-   */
-  async verify(
-    input: { type: VerifyType; email?: string; phone?: string; token?: string; tokenHash?: string },
-    meta: ClientMeta,
-  ): Promise<Authenticated & { redirectTo: string | null }> {
-    const recipient = input.type === 'sms' ? input.phone : input.email?.toLowerCase();
-    if (!input.tokenHash && !(recipient && input.token)) {
-      throw new ValidationError('Give the code with its address, or the link token', [
-        { field: input.type === 'sms' ? 'phone' : 'email', message: 'required with token' },
-        { field: 'token', message: 'the 6-digit code (or give token_hash)' },
-      ]);
-    }
-    const outcome = await this.bus.transaction(async (manager) => {
-      const redemption = input.tokenHash
-        ? await this.codes.redeemLink(manager, input.type, input.tokenHash)
-        : await this.codes.redeemCode(manager, [input.type], recipient as string, input.token as string);
-      if (!redemption.ok) return redemption;
-      const user = await manager.findOneOrFail(UserEntity, {
-        where: { id: redemption.userId },
-        lock: { mode: 'pessimistic_write' },
-      });
-      const via = input.type === 'sms' ? 'phone' : 'email';
-      await this.confirm(manager, user, via);
-      const signedIn = await this.authenticated(manager, user, via, meta);
-      return { ok: true as const, ...signedIn, redirectTo: redemption.redirectTo };
-    });
-    if (!outcome.ok) throw outcome.error;
-    return outcome;
+    return this.bus.transaction((manager) => this.accounts.authenticated(manager, user, via, meta));
   }
 
   /** `PUT /auth/user`: a new password ends the user's other sessions. */
   async updateUser(
     userId: string,
     sessionId: string,
-    input: { password?: string; data?: UserMetadataInput },
+    input: { password?: string; data?: UserMetadataData },
   ): Promise<User> {
     if (input.password !== undefined) checkPassword(input.password);
     const passwordHash = input.password !== undefined ? await this.hasher.hash(input.password) : undefined;
@@ -407,8 +206,8 @@ export class AuthService {
       if (input.data) user.userMetadata = mergeMetadata(user.userMetadata, input.data);
       user.updatedAt = new Date();
       await manager.save(UserEntity, user);
-      if (input.data) await this.emitUserUpdated(manager, user);
-      return this.view(manager, user);
+      if (input.data) await this.accounts.emitUserUpdated(manager, user);
+      return this.accounts.view(manager, user);
     });
   }
 
@@ -433,6 +232,6 @@ export class AuthService {
     if (patch.default_tenant_id !== undefined) user.defaultTenantId = patch.default_tenant_id;
     user.updatedAt = new Date();
     await manager.save(UserEntity, user);
-    await this.emitUserUpdated(manager, user);
+    await this.accounts.emitUserUpdated(manager, user);
   }
 }

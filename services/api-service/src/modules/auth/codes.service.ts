@@ -108,12 +108,16 @@ export class CodesService {
     return { ok: true, userId: row.userId, redirectTo: row.redirectTo };
   }
 
-  /** Redeems the token of an emailed link. */
-  async redeemLink(manager: EntityManager, purpose: VerifyType, linkToken: string): Promise<Redemption> {
+  /** Redeems the token of an emailed link (of one of `purposes`). */
+  async redeemLink(
+    manager: EntityManager,
+    purposes: readonly VerifyType[],
+    linkToken: string,
+  ): Promise<Redemption> {
     const row = await manager
       .createQueryBuilder(OneTimeCodeEntity, 'c')
       .setLock('pessimistic_write')
-      .where('c.link_hash = :hash AND c.purpose = :purpose', { hash: sha256(linkToken), purpose })
+      .where('c.link_hash = :hash AND c.purpose IN (:...purposes)', { hash: sha256(linkToken), purposes })
       .getOne();
     if (!row?.userId) return { ok: false, error: expired() };
     await manager.delete(OneTimeCodeEntity, { id: row.id });

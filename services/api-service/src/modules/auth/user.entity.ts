@@ -1,6 +1,9 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-/** Profile data kept on the user (`user_metadata` of section 2.1). */
+/**
+ * `user_metadata` of section 2.1: a free JSON object (checked on input); the profile fields are
+ * the ones this service reads.
+ */
 export interface UserMetadataFields {
   first_name?: string;
   last_name?: string;

@@ -11,7 +11,7 @@ export const notificationsFeature = defineFeature<ApiConfig, NotificationsModule
   build: (deps) => {
     const notifications = createNotificationsModule(deps);
     return {
-      mount: (api) => notifications.mount(api),
+      routes: [(api) => notifications.mount(api)],
       consumers: () => notifications.registerConsumer(),
       exports: notifications,
     };

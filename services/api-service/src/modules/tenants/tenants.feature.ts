@@ -18,7 +18,7 @@ export const tenantsFeature = defineFeature<
     const resolveTenant = createTenantResolver(deps.dataSource, tenancy.tenants);
     const signedIn = [accounts.authenticate, accounts.standardLimit, resolveTenant];
     return {
-      mount: (api) => mountTenantRoutes(api, { tenants: tenancy.tenants, profiles, signedIn }),
+      routes: [(api) => mountTenantRoutes(api, { tenants: tenancy.tenants, profiles, signedIn })],
       exports: { profiles },
     };
   },

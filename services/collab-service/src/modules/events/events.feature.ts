@@ -18,7 +18,7 @@ export const eventsFeature = defineFeature<
     const events = createEventsModule(deps);
     const access = needs['workspace-access'];
     return {
-      mount: (api) => events.mount(access.routing(api)),
+      routes: access.routes([events.route]),
       consumers: () => events.registerConsumer(),
       exports: events,
     };

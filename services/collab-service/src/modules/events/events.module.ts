@@ -1,10 +1,10 @@
 import { type CollabEventPublishedData, RoutingKeys } from '@hwp/contracts';
 import type { PlatformDeps } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
-import type { CollabRouting } from '../workspaces/workspace-route';
+import type { CollabRoute } from '../workspaces/workspace-route';
 import { EventHub } from './event-hub';
 import { EventLogRepository } from './event-log.repository';
-import { mountEventRoutes } from './events.routes';
+import { streamEvents } from './events.routes';
 import { CollabEvents } from './events.service';
 import { PresenceService } from './presence.service';
 
@@ -19,7 +19,8 @@ export interface EventsModule {
   /** Who is online (GET /v1/users), across replicas. */
   presence: PresenceService;
   hub: EventHub;
-  mount(routing: CollabRouting): void;
+  /** `GET /v1/events`. */
+  route: CollabRoute;
   /** The broadcast consumer that feeds this process's streams. */
   registerConsumer(): Promise<void>;
   /** Refreshes presence, sweeps dead replicas' rows and purges the log; runs on a timer too. */
@@ -74,9 +75,7 @@ export function createEventsModule(deps: PlatformDeps<CollabConfig>): EventsModu
     events,
     presence,
     hub,
-    mount(routing) {
-      mountEventRoutes({ routing, hub, presence, config, lifecycle: deps.lifecycle, logger: log });
-    },
+    route: streamEvents({ hub, presence, config, lifecycle: deps.lifecycle, logger: log }),
     async registerConsumer() {
       await bus.subscribe(
         { consumer: 'event-stream', patterns: [RoutingKeys.collabEvent], broadcast: true, prefetch: 50 },

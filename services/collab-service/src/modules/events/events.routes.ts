@@ -4,13 +4,12 @@ import { AppError, ForbiddenError, type Lifecycle } from '@hwp/platform';
 import type { Request } from 'express';
 import type { CollabConfig } from '../../config';
 import { fromQuery } from '../workspaces/workspace-access';
-import { type CollabRouting, memberRoute } from '../workspaces/workspace-route';
+import { type CollabRoute, memberRoute } from '../workspaces/workspace-route';
 import type { EventHub } from './event-hub';
 import { openEventStream } from './event-stream';
 import type { PresenceService } from './presence.service';
 
 export interface EventRouteDeps {
-  routing: CollabRouting;
   hub: EventHub;
   presence: PresenceService;
   config: Pick<CollabConfig, 'SSE_RETRY_MS' | 'SSE_MAX_CONNECTIONS_PER_USER'>;
@@ -41,11 +40,11 @@ const DESCRIPTION = `Server-Sent Events of the workspace (DECISIONS.md section 7
 - At most SSE_MAX_CONNECTIONS_PER_USER open streams per user per server process (429 beyond).`;
 
 /** `GET /v1/events` (section 6). */
-export function mountEventRoutes(deps: EventRouteDeps): void {
-  const { routing, hub, presence, config, lifecycle, logger } = deps;
+export function streamEvents(deps: EventRouteDeps): CollabRoute {
+  const { hub, presence, config, lifecycle, logger } = deps;
   const cap = config.SSE_MAX_CONNECTIONS_PER_USER;
 
-  memberRoute(routing, {
+  return memberRoute({
     method: 'get',
     path: '/v1/events',
     summary: 'Event stream of a workspace (Server-Sent Events)',

@@ -10,10 +10,12 @@ export const identityFeature = defineFeature<CollabConfig, IdentityModule>({
   build: (deps) => {
     const identity = createIdentityModule(deps);
     return {
-      mount: (api, app) => {
-        identity.install(app);
-        identity.mount(api);
-      },
+      routes: [
+        (api, app) => {
+          identity.install(app);
+          identity.mount(api);
+        },
+      ],
       consumers: () => identity.registerConsumer(),
       exports: identity,
     };

@@ -97,16 +97,14 @@ export class UsersService {
   }
 
   /** Takes a preferred username when it is free (`POST /v1/users/init`). */
-  async claimUsername(
-    manager: EntityManager,
-    user: CollabUserEntity,
-    username: string,
-  ): Promise<CollabUserEntity> {
-    if (user.username === username) return user;
-    const holder = await manager.findOneBy(CollabUserEntity, { username });
-    if (holder) return user;
-    await manager.update(CollabUserEntity, { id: user.id }, { username, updatedAt: new Date() });
-    return { ...user, username };
+  claimUsername(user: CollabUserEntity, username: string): Promise<CollabUserEntity> {
+    if (user.username === username) return Promise.resolve(user);
+    return this.dataSource.transaction(async (manager) => {
+      const holder = await manager.findOneBy(CollabUserEntity, { username });
+      if (holder) return user;
+      await manager.update(CollabUserEntity, { id: user.id }, { username, updatedAt: new Date() });
+      return { ...user, username };
+    });
   }
 
   /** `user.updated.v1` from the API host: email and display name follow; the username stays. */

@@ -8,44 +8,16 @@ import {
   SendInvitationRequest,
   SentInvitation,
 } from '@hwp/contracts';
-import { clientKey, createRateLimiter, type PlatformDeps } from '@hwp/platform';
-import type { CollabConfig } from '../../config';
+import type { RequestHandler } from 'express';
 import { atLeast, fromBody } from '../workspaces/workspace-access';
-import { type CollabRouting, memberRoute, userRoute } from '../workspaces/workspace-route';
-import type { WorkspacesService } from '../workspaces/workspaces.service';
-import { type InvitationScope, InvitationsService } from './invitations.service';
+import { memberRoute, openRoute, userRoute } from '../workspaces/workspace-route';
+import type { InvitationScope, InvitationsService } from './invitations.service';
 
 const TAGS = ['invitations'];
 
 /** Invitations (section 4.11, limits in section 8). */
-export function mountInvitationRoutes(
-  deps: PlatformDeps<CollabConfig>,
-  routing: CollabRouting,
-  workspaces: WorkspacesService,
-): InvitationsService {
-  const { config } = deps;
-  const invitations = new InvitationsService({
-    dataSource: deps.dataSource,
-    bus: deps.bus,
-    workspaces,
-    ttlDays: config.INVITATION_TTL_DAYS,
-    linkBase: config.SITE_URL ?? config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
-  });
-  // Per client address, as section 8 says: the collaboration host never sets `req.user`, so
-  // clientKey gives `ip:<address>`. In `before` it runs ahead of the role check: every attempt
-  // by a signed-in caller counts, allowed or not.
-  const sendLimit = createRateLimiter(
-    { dataSource: deps.dataSource, logger: deps.logger },
-    {
-      name: 'invitations',
-      limit: config.INVITATIONS_PER_MINUTE_PER_IP,
-      windowMs: 60_000,
-      key: clientKey,
-      message: 'Too many invitations from this address; try again in a minute',
-    },
-  );
-
-  memberRoute(routing, {
+export const sendInvitation = (invitations: InvitationsService, sendLimit: RequestHandler) =>
+  memberRoute({
     method: 'post',
     path: '/api/invitations/send',
     summary: 'Invite someone to a workspace by email',
@@ -74,7 +46,8 @@ export function mountInvitationRoutes(
     handler: ({ body, user, workspace }) => invitations.send(user, workspace, body),
   });
 
-  userRoute(routing, {
+export const listInvitations = (invitations: InvitationsService) =>
+  userRoute({
     method: 'get',
     path: '/api/invitations',
     summary: 'Invitations sent to the caller’s email or by the caller; managers may list a workspace’s',
@@ -87,10 +60,10 @@ export function mountInvitationRoutes(
     tags: TAGS,
     query: ListInvitationsQuery,
     responses: { 200: { description: 'Invitations', schema: InvitationList } },
-    handler: async ({ query, user }) => {
+    handler: async ({ query, user, memberOf }) => {
       let scope: InvitationScope = { kind: 'own', userId: user.id, email: user.email };
       if (query.workspace !== undefined) {
-        const access = await routing.roles.access(user.id, query.workspace);
+        const access = await memberOf(query.workspace);
         scope =
           access && atLeast(access.role, 'manager')
             ? { kind: 'workspace', workspaceId: access.id }
@@ -100,7 +73,8 @@ export function mountInvitationRoutes(
     },
   });
 
-  routing.api.route({
+export const validateInvitation = (invitations: InvitationsService) =>
+  openRoute({
     method: 'post',
     path: '/api/invitations/validate',
     summary: 'Check an invitation code (open, no login)',
@@ -115,7 +89,8 @@ export function mountInvitationRoutes(
     handler: ({ body }) => invitations.validate(body.invitationCode),
   });
 
-  userRoute(routing, {
+export const acceptInvitation = (invitations: InvitationsService) =>
+  userRoute({
     method: 'post',
     path: '/api/invitations/accept',
     summary: 'Accept an invitation: the caller joins the workspace with its role',
@@ -135,6 +110,3 @@ export function mountInvitationRoutes(
     },
     handler: ({ body, user }) => invitations.accept(user, body.invitationCode),
   });
-
-  return invitations;
-}

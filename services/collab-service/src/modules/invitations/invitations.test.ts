@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Invitation } from '@hwp/contracts';
-import { expectEventually } from '@hwp/platform/test-kit';
+import { expectEventually, latestMessage, linkIn, uniqueEmail } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { latestMessage, linkIn, uniqueEmail } from '../../../../api-service/test/support/api-test-kit';
 import {
   collabAs,
   newUser,

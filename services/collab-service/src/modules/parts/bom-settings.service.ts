@@ -8,9 +8,10 @@ import {
   type UpdateBomSettingsRequest,
 } from '@hwp/contracts';
 import { ValidationError } from '@hwp/platform';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import type { WorkspaceAccess } from '../workspaces/workspace-access';
+import { usernames } from '../identity/usernames';
+import type { WorkspaceScope } from '../workspaces/workspace-scope';
 import { BomSettingsEntity } from './part.entity';
 import { DEFAULT_DOMAIN_TEMPLATES, domainTemplateErrors, numberingRuleErrors } from './part-rules';
 
@@ -48,16 +49,15 @@ export class BomSettingsService {
   constructor(private readonly dataSource: DataSource) {}
 
   /** The stored rules, or the defaults (no numbering rules, the templates of section 2.10). */
-  async rules(manager: EntityManager, workspaceId: string): Promise<PartRules> {
-    const row = await manager.findOneBy(BomSettingsEntity, { workspaceId });
+  async rules(workspace: WorkspaceScope): Promise<PartRules> {
+    const row = await workspace.repo(BomSettingsEntity).findOne({});
     return row
       ? { numberingRules: row.numberingRules, domainTemplates: row.domainTemplates }
       : { numberingRules: {}, domainTemplates: DEFAULT_DOMAIN_TEMPLATES };
   }
 
-  async get(access: WorkspaceAccess): Promise<BomSettings> {
-    const manager = this.dataSource.manager;
-    const row = await manager.findOneBy(BomSettingsEntity, { workspaceId: access.id });
+  async get(access: WorkspaceScope): Promise<BomSettings> {
+    const row = await access.in(this.dataSource.manager).repo(BomSettingsEntity).findOne({});
     if (!row) {
       return {
         workspace: access.name,
@@ -67,21 +67,18 @@ export class BomSettingsService {
         updatedBy: null,
       };
     }
-    const [user]: { username: string }[] = await manager.query(
-      'SELECT username FROM collab_users WHERE id = $1',
-      [row.updatedBy],
-    );
+    const names = await usernames(this.dataSource.manager, [row.updatedBy]);
     return {
       workspace: access.name,
       numberingRules: row.numberingRules,
       domainTemplates: row.domainTemplates,
       updatedAt: row.updatedAt.toISOString(),
-      updatedBy: user?.username ?? null,
+      updatedBy: names.get(row.updatedBy) ?? null,
     };
   }
 
   /** Manager+ (the route checks it). Each field given replaces the stored one whole. */
-  async update(actor: CollabUserEntity, access: WorkspaceAccess, request: UpdateBomSettingsRequest) {
+  async update(actor: CollabUserEntity, access: WorkspaceScope, request: UpdateBomSettingsRequest) {
     const errors: FieldError[] = [];
     const rules = request.numberingRules
       ? perDomain('numberingRules', request.numberingRules, numberingRuleErrors, (item) => {
@@ -103,7 +100,8 @@ export class BomSettingsService {
     if (errors.length > 0) throw new ValidationError('Invalid BOM settings', errors);
 
     await this.dataSource.transaction(async (manager) => {
-      const current = await this.rules(manager, access.id);
+      const current = await this.rules(access.in(manager));
+      // An upsert: the scope's repository has no ON CONFLICT, and the row's key is the workspace.
       await manager.query(
         `INSERT INTO bom_settings (workspace_id, numbering_rules, domain_templates, updated_by, updated_at)
          VALUES ($1, $2, $3, $4, now())

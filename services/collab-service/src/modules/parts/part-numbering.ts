@@ -1,9 +1,9 @@
 import type { FieldError, NumberingRule, PartDomain } from '@hwp/contracts';
 import { ConflictError, ValidationError } from '@hwp/platform';
-import type { EntityManager } from 'typeorm';
-import type { WorkspaceAccess } from '../workspaces/workspace-access';
+import type { WorkspaceAccess } from '../workspaces/workspace-scope';
 import type { PartRules } from './bom-settings.service';
 import { formatPartNumber, numberingPattern } from './part-rules';
+import type { PartsRepository } from './parts.repository';
 
 /**
  * The given number (matching the domain's numbering rule, if any, and unused), or the next number
@@ -11,7 +11,7 @@ import { formatPartNumber, numberingPattern } from './part-rules';
  * share a number; numbers taken by hand are skipped.
  */
 export async function partNumberFor(
-  manager: EntityManager,
+  parts: PartsRepository,
   access: WorkspaceAccess,
   rules: PartRules,
   domain: PartDomain,
@@ -25,7 +25,7 @@ export async function partNumberFor(
         { field: 'partNumber', message: `must match ${rule.prefix} followed by ${rule.width} digits` },
       ] satisfies FieldError[]);
     }
-    if (await numberTaken(manager, access.id, given)) {
+    if (await parts.numberTaken(given)) {
       throw new ConflictError(`Part number ${given} already exists in ${access.name}`, {
         field: 'partNumber',
       });
@@ -38,30 +38,12 @@ export async function partNumberFor(
     ]);
   }
   for (;;) {
-    const [{ last_value }]: { last_value: string }[] = await manager.query(
-      `INSERT INTO part_number_counters (workspace_id, domain, last_value) VALUES ($1, $2, 1)
-       ON CONFLICT (workspace_id, domain) DO UPDATE SET last_value = part_number_counters.last_value + 1
-       RETURNING last_value`,
-      [access.id, domain],
-    );
-    const candidate = formatPartNumber(rule, Number(last_value));
+    const candidate = formatPartNumber(rule, await parts.nextNumber(domain));
     if (!numberingPattern(rule).test(candidate)) {
       throw new ConflictError(`The ${domain} numbering rule of ${access.name} has run out of numbers`);
     }
-    if (!(await numberTaken(manager, access.id, candidate))) return candidate;
+    if (!(await parts.numberTaken(candidate))) return candidate;
   }
-}
-
-async function numberTaken(
-  manager: EntityManager,
-  workspaceId: string,
-  partNumber: string,
-): Promise<boolean> {
-  const rows: unknown[] = await manager.query(
-    'SELECT 1 FROM parts WHERE workspace_id = $1 AND lower(part_number) = lower($2) LIMIT 1',
-    [workspaceId, partNumber],
-  );
-  return rows.length > 0;
 }
 
 /**
@@ -69,8 +51,7 @@ async function numberTaken(
  * generated number is free at once instead of being found by probing one taken number at a time.
  */
 export async function advanceCounters(
-  manager: EntityManager,
-  workspaceId: string,
+  parts: PartsRepository,
   rules: Partial<Record<PartDomain, NumberingRule>>,
   created: { partNumber: string; part: { domain: PartDomain } }[],
 ): Promise<void> {
@@ -82,11 +63,5 @@ export async function advanceCounters(
     if (Number.isSafeInteger(sequence) && sequence > (highest.get(c.part.domain) ?? 0))
       highest.set(c.part.domain, sequence);
   }
-  for (const [domain, value] of highest) {
-    await manager.query(
-      `INSERT INTO part_number_counters (workspace_id, domain, last_value) VALUES ($1, $2, $3)
-       ON CONFLICT (workspace_id, domain) DO UPDATE SET last_value = GREATEST(part_number_counters.last_value, EXCLUDED.last_value)`,
-      [workspaceId, domain, value],
-    );
-  }
+  for (const [domain, value] of highest) await parts.advanceCounter(domain, value);
 }

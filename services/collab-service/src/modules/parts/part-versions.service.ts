@@ -5,14 +5,15 @@ import type {
   PartVersionStatus,
   UpdatePartVersionRequest,
 } from '@hwp/contracts';
-import { ConflictError, NotFoundError, newId } from '@hwp/platform';
+import { ConflictError, newId } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import type { WorkspaceAccess } from '../workspaces/workspace-access';
-import type { PartEntity } from './part.entity';
-import { PartVersionEntity } from './part.entity';
-import { presentVersion, usernames, versionActors } from './parts.presenter';
-import type { PartEvents, PartsService } from './parts.service';
+import { usernames } from '../identity/usernames';
+import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { PartEntity, PartVersionEntity } from './part.entity';
+import { presentVersion, versionActors } from './parts.presenter';
+import { PartsRepository } from './parts.repository';
+import type { PartEvents } from './parts.service';
 
 /** The moves of DECISIONS.md section 5: which status each action starts from and leads to. */
 const MOVES = {
@@ -39,29 +40,32 @@ const PAST: Record<Move, string> = {
 export class PartVersionsService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly parts: PartsService,
     private readonly events: PartEvents,
   ) {}
 
-  async list(access: WorkspaceAccess, partId: string): Promise<PartVersionList> {
-    const manager = this.dataSource.manager;
-    await this.parts.find(manager, access, partId);
-    const rows = await this.parts.versionsOf(manager, partId);
-    const names = await usernames(manager, rows.flatMap(versionActors));
+  private partsIn(workspace: WorkspaceScope, manager: EntityManager = this.dataSource.manager) {
+    return new PartsRepository(workspace.in(manager));
+  }
+
+  async list(access: WorkspaceScope, partId: string): Promise<PartVersionList> {
+    const parts = this.partsIn(access);
+    const rows = await parts.versionsOf(await parts.findInWorkspace(partId));
+    const names = await usernames(this.dataSource.manager, rows.flatMap(versionActors));
     return { items: rows.map((r) => presentVersion(r, names)) };
   }
 
   /** Engineer+. A new version starts as a draft; revisions are unique per part (409). */
   async create(
     actor: CollabUserEntity,
-    access: WorkspaceAccess,
+    access: WorkspaceScope,
     partId: string,
     request: CreatePartVersionRequest,
   ): Promise<PartVersion> {
     return this.dataSource.transaction(async (manager) => {
-      const part = await this.parts.find(manager, access, partId, true);
+      const parts = this.partsIn(access, manager);
+      const part = await parts.lockForUpdate(partId);
       const revision = request.revision.trim();
-      await this.checkRevisionFree(manager, partId, revision);
+      await this.checkRevisionFree(parts, part, revision);
       const now = new Date();
       const row: PartVersionEntity = {
         id: newId(),
@@ -81,8 +85,8 @@ export class PartVersionsService {
         rejectedAt: null,
         rejectionReason: null,
       };
-      await manager.save(PartVersionEntity, row);
-      await this.audit(manager, access, actor, part, row, 'created', { revision });
+      await parts.saveVersion(row);
+      await this.audit(parts, actor, part, row, 'created', { revision });
       return presentVersion(row, new Map([[actor.id, actor.username]]));
     });
   }
@@ -90,16 +94,16 @@ export class PartVersionsService {
   /** Engineer+: edits a draft, or a rejected version (which returns to draft). */
   edit(
     actor: CollabUserEntity,
-    access: WorkspaceAccess,
+    access: WorkspaceScope,
     partId: string,
     versionId: string,
     request: UpdatePartVersionRequest,
   ): Promise<PartVersion> {
-    return this.move(actor, access, partId, versionId, 'edit', async (manager, row) => {
+    return this.move(actor, access, partId, versionId, 'edit', async (parts, part, row) => {
       const changes: Record<string, unknown> = {};
       const revision = request.revision?.trim();
       if (revision !== undefined && revision !== row.revision) {
-        await this.checkRevisionFree(manager, partId, revision);
+        await this.checkRevisionFree(parts, part, revision);
         changes.revision = { from: row.revision, to: revision };
         row.revision = revision;
       }
@@ -119,8 +123,8 @@ export class PartVersionsService {
   }
 
   /** Engineer+: draft -> in_review. */
-  submit(actor: CollabUserEntity, access: WorkspaceAccess, partId: string, versionId: string) {
-    return this.move(actor, access, partId, versionId, 'submit', async (_manager, row, now) => {
+  submit(actor: CollabUserEntity, access: WorkspaceScope, partId: string, versionId: string) {
+    return this.move(actor, access, partId, versionId, 'submit', async (_parts, _part, row, now) => {
       row.submittedBy = actor.id;
       row.submittedAt = now;
       return {};
@@ -128,8 +132,8 @@ export class PartVersionsService {
   }
 
   /** Manager+: in_review -> approved; the approver and time are kept. */
-  approve(actor: CollabUserEntity, access: WorkspaceAccess, partId: string, versionId: string) {
-    return this.move(actor, access, partId, versionId, 'approve', async (_manager, row, now) => {
+  approve(actor: CollabUserEntity, access: WorkspaceScope, partId: string, versionId: string) {
+    return this.move(actor, access, partId, versionId, 'approve', async (_parts, _part, row, now) => {
       row.approvedBy = actor.id;
       row.approvedAt = now;
       return {};
@@ -139,12 +143,12 @@ export class PartVersionsService {
   /** Manager+: in_review -> rejected, with an optional reason. */
   reject(
     actor: CollabUserEntity,
-    access: WorkspaceAccess,
+    access: WorkspaceScope,
     partId: string,
     versionId: string,
     reason?: string,
   ) {
-    return this.move(actor, access, partId, versionId, 'reject', async (_manager, row, now) => {
+    return this.move(actor, access, partId, versionId, 'reject', async (_parts, _part, row, now) => {
       row.rejectedBy = actor.id;
       row.rejectedAt = now;
       row.rejectionReason = reason?.trim() || null;
@@ -155,19 +159,21 @@ export class PartVersionsService {
   /** Locks the version, checks the move (409 when its status does not allow it), applies and audits it. */
   private async move(
     actor: CollabUserEntity,
-    access: WorkspaceAccess,
+    access: WorkspaceScope,
     partId: string,
     versionId: string,
     move: Move,
-    apply: (manager: EntityManager, row: PartVersionEntity, now: Date) => Promise<Record<string, unknown>>,
+    apply: (
+      parts: PartsRepository,
+      part: PartEntity,
+      row: PartVersionEntity,
+      now: Date,
+    ) => Promise<Record<string, unknown>>,
   ): Promise<PartVersion> {
     return this.dataSource.transaction(async (manager) => {
-      const part = await this.parts.find(manager, access, partId);
-      const row = await manager.findOne(PartVersionEntity, {
-        where: { id: versionId, partId },
-        lock: { mode: 'pessimistic_write' },
-      });
-      if (!row) throw new NotFoundError('Version not found');
+      const parts = this.partsIn(access, manager);
+      const part = await parts.findInWorkspace(partId);
+      const row = await parts.lockVersion(part, versionId);
       const { from, to } = MOVES[move];
       if (!(from as readonly PartVersionStatus[]).includes(row.status)) {
         const detail =
@@ -178,43 +184,38 @@ export class PartVersionsService {
       }
       const now = new Date();
       const previous = row.status;
-      const changes = await apply(manager, row, now);
+      const changes = await apply(parts, part, row, now);
       row.status = to;
       row.updatedAt = now;
-      await manager.save(PartVersionEntity, row);
-      await this.audit(manager, access, actor, part, row, PAST[move], { ...changes, from: previous, to });
+      await parts.saveVersion(row);
+      await this.audit(parts, actor, part, row, PAST[move], { ...changes, from: previous, to });
       const names = await usernames(manager, versionActors(row));
       return presentVersion(row, names);
     });
   }
 
-  private async checkRevisionFree(manager: EntityManager, partId: string, revision: string): Promise<void> {
-    const taken: unknown[] = await manager.query(
-      'SELECT 1 FROM part_versions WHERE part_id = $1 AND lower(revision) = lower($2) LIMIT 1',
-      [partId, revision],
-    );
-    if (taken.length > 0)
+  private async checkRevisionFree(parts: PartsRepository, part: PartEntity, revision: string): Promise<void> {
+    if (await parts.revisionTaken(part, revision))
       throw new ConflictError(`Revision ${revision} already exists`, { field: 'revision' });
   }
 
   /** History row, then the `part` event (last: emitting locks the workspace's event counter until commit). */
   private async audit(
-    manager: EntityManager,
-    access: WorkspaceAccess,
+    parts: PartsRepository,
     actor: CollabUserEntity,
     part: PartEntity,
     row: PartVersionEntity,
     action: string,
     changes: Record<string, unknown>,
   ): Promise<void> {
-    await this.parts.record(manager, part.id, actor, `version.${action}`, {
+    await parts.appendHistory(part, actor.id, `version.${action}`, {
       versionId: row.id,
       revision: row.revision,
       ...changes,
     });
     await this.events.emit(
-      manager,
-      access,
+      parts.scope.manager,
+      parts.scope.ref,
       'part',
       {
         action: `version.${action}`,

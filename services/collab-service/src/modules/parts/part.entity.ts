@@ -6,6 +6,7 @@ import type {
   PartVersionStatus,
 } from '@hwp/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { registerWorkspaceOwned } from '../workspaces/workspace-scope';
 
 /** numeric comes back from pg as a string; the service keeps it a number. */
 const numericAsNumber = {
@@ -192,6 +193,11 @@ export class PartNumberCounterEntity {
   @Column({ name: 'last_value', type: 'bigint' })
   lastValue: string;
 }
+
+// Read and written through a WorkspaceScope only (versions and history through a part found there).
+registerWorkspaceOwned(PartEntity);
+registerWorkspaceOwned(BomSettingsEntity);
+registerWorkspaceOwned(PartNumberCounterEntity);
 
 export const partEntities = [
   PartEntity,

@@ -2,30 +2,71 @@ import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import { BomSettingsService } from './bom-settings.service';
+import { importParts } from './import/part-import.routes';
+import { PartImportService } from './import/part-import.service';
 import { CreateParts1763900000300 } from './migrations/1763900000300-CreateParts';
 import { partEntities } from './part.entity';
-import { mountPartRoutes } from './parts.routes';
+import { PartVersionsService } from './part-versions.service';
+import { PartsService } from './parts.service';
+import { getBomSettings, updateBomSettings } from './routes/bom-settings.routes';
+import {
+  approveVersion,
+  createVersion,
+  editVersion,
+  listVersions,
+  rejectVersion,
+  submitVersion,
+} from './routes/part-versions.routes';
+import { createPart, listParts, partDetail, updatePart, whereUsed } from './routes/parts.routes';
 
-/** The parts catalog: parts, versions, numbering and templates, import (section 4.6). */
+export interface PartsExports {
+  parts: PartsService;
+  versions: PartVersionsService;
+  settings: BomSettingsService;
+  imports: PartImportService;
+}
+
+/** The parts catalog (section 4.6): parts, versions, numbering and templates, import; BOM settings (4.7). */
 export const partsFeature = defineFeature<
   CollabConfig,
-  Record<string, never>,
+  PartsExports,
   { events: EventsModule; 'workspace-access': WorkspaceAccessExports }
 >({
   name: 'parts',
   entities: partEntities,
   migrations: [CreateParts1763900000300],
-  build: (deps, needs) => ({
-    mount: (api) =>
-      mountPartRoutes(
-        {
-          dataSource: deps.dataSource,
-          events: needs.events.events,
-          logger: deps.logger,
-          config: deps.config,
-        },
-        needs['workspace-access'].routing(api),
-      ),
-    exports: {},
-  }),
+  build: ({ dataSource, logger, config }, { events, 'workspace-access': access }) => {
+    const settings = new BomSettingsService(dataSource);
+    const parts = new PartsService(dataSource, settings, events.events);
+    const versions = new PartVersionsService(dataSource, events.events);
+    const maxBytes = config.IMPORT_MAX_MB * 1024 * 1024;
+    const imports = new PartImportService(dataSource, settings, events.events, logger, {
+      maxBytes,
+      maxRows: config.IMPORT_MAX_ROWS,
+      timeoutMs: config.IMPORT_TIMEOUT_MS,
+      concurrency: config.IMPORT_CONCURRENCY,
+      queueWaitMs: config.IMPORT_QUEUE_WAIT_MS,
+    });
+    return {
+      // This order is the order of the OpenAPI document.
+      routes: access.routes([
+        importParts(imports, maxBytes),
+        createPart(parts),
+        listParts(parts),
+        partDetail(parts),
+        updatePart(parts),
+        createVersion(versions),
+        listVersions(versions),
+        editVersion(versions),
+        submitVersion(versions),
+        approveVersion(versions),
+        rejectVersion(versions),
+        whereUsed(parts),
+        getBomSettings(settings),
+        updateBomSettings(settings),
+      ]),
+      exports: { parts, versions, settings, imports },
+    };
+  },
 });

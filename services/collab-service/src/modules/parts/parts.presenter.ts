@@ -1,21 +1,5 @@
 import type { Part, PartHistoryEntry, PartVersion } from '@hwp/contracts';
-import { type EntityManager, In } from 'typeorm';
-import { CollabUserEntity } from '../identity/collab-user.entity';
 import type { PartEntity, PartHistoryEntity, PartVersionEntity } from './part.entity';
-
-/** user id -> username, in one query. */
-export async function usernames(
-  manager: EntityManager,
-  ids: (string | null)[],
-): Promise<Map<string, string>> {
-  const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
-  if (wanted.length === 0) return new Map();
-  const users = await manager.find(CollabUserEntity, {
-    where: { id: In(wanted) },
-    select: { id: true, username: true },
-  });
-  return new Map(users.map((u) => [u.id, u.username]));
-}
 
 const iso = (at: Date | null) => (at ? at.toISOString() : null);
 

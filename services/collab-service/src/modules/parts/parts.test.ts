@@ -332,7 +332,8 @@ describe('parts: lifecycle, detail and history', () => {
         WHERE w.name = $1 ORDER BY e.id`,
       [t.workspace],
     );
-    expect(events.filter((e) => e.type === 'part')).toHaveLength(6);
+    // Every change, the create included (DECISIONS.md section 7).
+    expect(events.filter((e) => e.type === 'part')).toHaveLength(7);
 
     await as(t.viewer).get(`/v1/parts/${part.id}/where-used`).query(q).expect(200, { items: [] });
   });

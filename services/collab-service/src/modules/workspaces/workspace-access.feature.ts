@@ -1,13 +1,13 @@
-import { type ApiRouter, defineFeature } from '@hwp/platform';
+import { type ApiRouter, defineFeature, type RouteMount } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { IdentityModule } from '../identity/identity.module';
 import { createRoleCheck, type RoleCheck } from './workspace-access';
-import type { CollabRouting } from './workspace-route';
+import type { CollabRoute, CollabRouting } from './workspace-route';
 
 export interface WorkspaceAccessExports {
   roles: RoleCheck;
-  /** How features declare routes: signed in, then the workspace role the route names. */
-  routing(api: ApiRouter): CollabRouting;
+  /** Mounts a feature's routes, in order: signed in, then the workspace role each route names. */
+  routes(list: CollabRoute[]): RouteMount[];
 }
 
 /** The role check every workspace route goes through (DECISIONS.md section 4). */
@@ -19,6 +19,7 @@ export const workspaceAccessFeature = defineFeature<
   name: 'workspace-access',
   build: (deps, { identity }) => {
     const roles = createRoleCheck(deps.dataSource);
-    return { exports: { roles, routing: (api) => ({ api, requireUser: identity.requireUser, roles }) } };
+    const routing = (api: ApiRouter): CollabRouting => ({ api, requireUser: identity.requireUser, roles });
+    return { exports: { roles, routes: (list) => list.map((route) => (api) => route(routing(api))) } };
   },
 });

@@ -3,6 +3,7 @@ import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } fro
 import type { Request, RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
 import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity';
+import { type WorkspaceAccess, WorkspaceScope } from './workspace-scope';
 
 export const ROLE_RANK: Record<WorkspaceRole, number> = { viewer: 0, engineer: 1, manager: 2, owner: 3 };
 
@@ -10,17 +11,12 @@ export function atLeast(role: WorkspaceRole, required: WorkspaceRole): boolean {
   return ROLE_RANK[role] >= ROLE_RANK[required];
 }
 
-/** The workspace a request acts in and the caller's role there (set by the role check). */
-export interface WorkspaceAccess {
-  id: string;
-  name: string;
-  role: WorkspaceRole;
-}
+export type { WorkspaceAccess } from './workspace-scope';
 
 declare global {
   namespace Express {
     interface Request {
-      workspace?: WorkspaceAccess;
+      workspace?: WorkspaceScope;
     }
   }
 }
@@ -47,7 +43,7 @@ function bodyField(body: unknown, name: string): unknown {
     : undefined;
 }
 
-export function requestWorkspace(req: Request): WorkspaceAccess {
+export function requestWorkspace(req: Request): WorkspaceScope {
   if (!req.workspace) throw new Error('the workspace role check did not run for this route');
   return req.workspace;
 }
@@ -79,7 +75,7 @@ export function createRoleCheck(dataSource: DataSource) {
       if (!found) throw new NotFoundError('Workspace not found');
       if (!atLeast(found.role, role))
         throw new ForbiddenError(`This needs the ${role} role or higher in ${found.name}`);
-      req.workspace = found;
+      req.workspace = new WorkspaceScope(dataSource.manager, found);
       next();
     };
   }

@@ -9,12 +9,8 @@ import {
 } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import {
-  type RoleCheck,
-  requestWorkspace,
-  type WorkspaceAccess,
-  type WorkspaceSource,
-} from './workspace-access';
+import { type RoleCheck, requestWorkspace, type WorkspaceSource } from './workspace-access';
+import type { WorkspaceAccess, WorkspaceScope } from './workspace-scope';
 
 /** Security schemes every signed-in collaboration route accepts. */
 export const SIGNED_IN = ['bearerAuth', 'sessionCookie'];
@@ -25,14 +21,22 @@ export interface CollabRouting {
   roles: RoleCheck;
 }
 
+/**
+ * One route of the collaboration host, declared by a feature (`createPart(parts)`) and mounted by the
+ * workspace-access feature's `routes([...])`, which supplies the sign-in and the role check.
+ */
+export type CollabRoute = (routing: CollabRouting) => void;
+
 /** What a signed-in route's handler gets besides the typed input: the caller. */
 export interface UserRouteInput<Body, Query> extends RouteInput<Body, Query> {
   user: CollabUserEntity;
+  /** The caller's role in a workspace named in the input (null when they are not a member). */
+  memberOf(workspaceName: string): Promise<WorkspaceAccess | null>;
 }
 
 /** What a workspace route's handler gets: the caller and the workspace the role check let them into. */
 export interface MemberRouteInput<Body, Query> extends UserRouteInput<Body, Query> {
-  workspace: WorkspaceAccess;
+  workspace: WorkspaceScope;
 }
 
 export type UserRouteSpec<Body, Query> = Omit<RouteSpec<Body, Query>, 'handler'> & {
@@ -50,18 +54,26 @@ function signedInUser(req: Request): CollabUserEntity {
   return req.collabUser;
 }
 
+function userInput(routing: CollabRouting, req: Request) {
+  const user = signedInUser(req);
+  return { user, memberOf: (workspaceName: string) => routing.roles.access(user.id, workspaceName) };
+}
+
+/** A route open to anyone (no sign-in): the spec as the router takes it. */
+export function openRoute<Body = unknown, Query = RawQuery>(spec: RouteSpec<Body, Query>): CollabRoute {
+  return (routing) => routing.api.route<Body, Query>(spec);
+}
+
 /** A route for any signed-in user (no workspace role). */
-export function userRoute<Body = unknown, Query = RawQuery>(
-  routing: CollabRouting,
-  spec: UserRouteSpec<Body, Query>,
-): void {
+export function userRoute<Body = unknown, Query = RawQuery>(spec: UserRouteSpec<Body, Query>): CollabRoute {
   const { before = [], handler, ...rest } = spec;
-  routing.api.route<Body, Query>({
-    ...rest,
-    security: SIGNED_IN,
-    before: [routing.requireUser, ...before],
-    handler: (input) => handler({ ...input, user: signedInUser(input.req) }),
-  });
+  return (routing) =>
+    routing.api.route<Body, Query>({
+      ...rest,
+      security: SIGNED_IN,
+      before: [routing.requireUser, ...before],
+      handler: (input) => handler({ ...input, ...userInput(routing, input.req) }),
+    });
 }
 
 /**
@@ -69,21 +81,21 @@ export function userRoute<Body = unknown, Query = RawQuery>(
  * written into the OpenAPI operation as `x-required-role` (the role-table test walks those).
  */
 export function memberRoute<Body = unknown, Query = RawQuery>(
-  routing: CollabRouting,
   spec: MemberRouteSpec<Body, Query>,
-): void {
+): CollabRoute {
   const { role, workspace, before = [], handler, ...rest } = spec;
-  routing.api.route<Body, Query>({
-    ...rest,
-    security: SIGNED_IN,
-    before: [routing.requireUser, ...before, routing.roles.requireRole(role, workspace)],
-    extensions: { ...rest.extensions, 'x-required-role': role },
-    responses: {
-      403: { description: `Needs the ${role} role or higher`, schema: ErrorBodyDto },
-      404: { description: 'No such workspace among the caller’s', schema: ErrorBodyDto },
-      ...rest.responses,
-    },
-    handler: (input) =>
-      handler({ ...input, user: signedInUser(input.req), workspace: requestWorkspace(input.req) }),
-  });
+  return (routing) =>
+    routing.api.route<Body, Query>({
+      ...rest,
+      security: SIGNED_IN,
+      before: [routing.requireUser, ...before, routing.roles.requireRole(role, workspace)],
+      extensions: { ...rest.extensions, 'x-required-role': role },
+      responses: {
+        403: { description: `Needs the ${role} role or higher`, schema: ErrorBodyDto },
+        404: { description: 'No such workspace among the caller’s', schema: ErrorBodyDto },
+        ...rest.responses,
+      },
+      handler: (input) =>
+        handler({ ...input, ...userInput(routing, input.req), workspace: requestWorkspace(input.req) }),
+    });
 }

@@ -5,7 +5,16 @@ import type { IdentityModule } from '../identity/identity.module';
 import { CreateIdentityAndWorkspaces1763900000000 } from './migrations/1763900000000-CreateIdentityAndWorkspaces';
 import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity';
 import type { WorkspaceAccessExports } from './workspace-access.feature';
-import { mountWorkspaceRoutes } from './workspaces.routes';
+import {
+  createWorkspace,
+  getWorkspace,
+  initUser,
+  listMembers,
+  listUsers,
+  listWorkspaces,
+  removeMember,
+  setMemberRole,
+} from './workspaces.routes';
 import { WorkspacesService } from './workspaces.service';
 
 export interface WorkspacesExports {
@@ -24,18 +33,19 @@ export const workspacesFeature = defineFeature<
   name: 'workspaces',
   entities: [WorkspaceEntity, WorkspaceMemberEntity],
   migrations: [CreateIdentityAndWorkspaces1763900000000],
-  build: (deps, needs) => {
-    const workspaces = new WorkspacesService(deps.dataSource, needs.events.events);
+  build: ({ dataSource, blobs }, { identity, events, 'workspace-access': access }) => {
+    const workspaces = new WorkspacesService(dataSource, events.events);
     return {
-      mount: (api) =>
-        mountWorkspaceRoutes({
-          routing: needs['workspace-access'].routing(api),
-          workspaces,
-          users: needs.identity.users,
-          presence: needs.events.presence,
-          blobs: deps.blobs,
-          dataSource: deps.dataSource,
-        }),
+      routes: access.routes([
+        createWorkspace(workspaces),
+        listWorkspaces(workspaces),
+        getWorkspace(workspaces),
+        listMembers(workspaces),
+        setMemberRole(workspaces),
+        removeMember(workspaces),
+        listUsers(workspaces, events.presence),
+        initUser(workspaces, identity.users, blobs),
+      ]),
       exports: { workspaces },
     };
   },

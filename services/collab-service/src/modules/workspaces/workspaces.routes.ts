@@ -14,10 +14,9 @@ import {
   WorkspaceUserList,
 } from '@hwp/contracts';
 import { type BlobStore, ForbiddenError, NotFoundError } from '@hwp/platform';
-import type { DataSource } from 'typeorm';
 import { presentUser, type UsersService } from '../identity/users.service';
 import { fromParam, fromQuery } from './workspace-access';
-import { type CollabRouting, memberRoute, userRoute } from './workspace-route';
+import { memberRoute, userRoute } from './workspace-route';
 import type { WorkspacesService } from './workspaces.service';
 
 /** Who has an open event stream in a workspace (the `online` flag of GET /v1/users). */
@@ -25,22 +24,12 @@ export interface PresenceReader {
   onlineUserIds(workspaceId: string): Promise<Set<string>>;
 }
 
-export interface WorkspaceRouteDeps {
-  routing: CollabRouting;
-  workspaces: WorkspacesService;
-  users: UsersService;
-  presence: PresenceReader;
-  blobs: BlobStore;
-  dataSource: DataSource;
-}
-
 const TAGS = ['workspaces'];
 
-/** Workspaces, members and users (sections 4.5, DECISIONS.md section 4). */
-export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
-  const { routing, workspaces, users, presence } = deps;
+// Workspaces, members and users (sections 4.5, DECISIONS.md section 4).
 
-  userRoute(routing, {
+export const createWorkspace = (workspaces: WorkspacesService) =>
+  userRoute({
     method: 'post',
     path: '/v1/workspaces',
     summary: 'Create a workspace; the creator becomes its owner',
@@ -54,7 +43,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     handler: ({ body, user }) => workspaces.create(user.id, body.name),
   });
 
-  userRoute(routing, {
+export const listWorkspaces = (workspaces: WorkspacesService) =>
+  userRoute({
     method: 'get',
     path: '/v1/workspaces',
     summary: 'Workspaces of the current user, with their role',
@@ -72,7 +62,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     },
   });
 
-  memberRoute(routing, {
+export const getWorkspace = (workspaces: WorkspacesService) =>
+  memberRoute({
     method: 'get',
     path: '/v1/workspaces/:name',
     summary: 'A workspace with the caller’s role',
@@ -83,7 +74,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     handler: ({ workspace }) => workspaces.get(workspace),
   });
 
-  memberRoute(routing, {
+export const listMembers = (workspaces: WorkspacesService) =>
+  memberRoute({
     method: 'get',
     path: '/v1/workspaces/:name/members',
     summary: 'Members with their roles',
@@ -95,7 +87,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     handler: ({ query, workspace }) => workspaces.members(workspace, query),
   });
 
-  memberRoute(routing, {
+export const setMemberRole = (workspaces: WorkspacesService) =>
+  memberRoute({
     method: 'patch',
     path: '/v1/workspaces/:name/members/:username',
     summary: "Change a member's role (manager+; owner to grant or take owner)",
@@ -111,7 +104,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
       workspaces.setRole(workspace, params.username, body.role, user),
   });
 
-  memberRoute(routing, {
+export const removeMember = (workspaces: WorkspacesService) =>
+  memberRoute({
     method: 'delete',
     path: '/v1/workspaces/:name/members/:username',
     summary: 'Remove a member (manager+), or leave (yourself)',
@@ -129,7 +123,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     },
   });
 
-  memberRoute(routing, {
+export const listUsers = (workspaces: WorkspacesService, presence: PresenceReader) =>
+  memberRoute({
     method: 'get',
     path: '/v1/users',
     summary: 'Members of a workspace with an online flag',
@@ -150,7 +145,8 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
     },
   });
 
-  userRoute(routing, {
+export const initUser = (workspaces: WorkspacesService, users: UsersService, blobs: BlobStore) =>
+  userRoute({
     method: 'post',
     path: '/v1/users/init',
     summary: 'Initialize the current user: record, preferred username, and their folder in a workspace',
@@ -162,19 +158,15 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
       200: { description: 'The user, their workspaces and folder', schema: InitUserResponse },
       404: { description: 'No such workspace among the caller’s', schema: ErrorBodyDto },
     },
-    handler: async ({ body, user: caller }) => {
-      let user = caller;
-      const { username } = body;
-      if (username) {
-        user = await deps.dataSource.transaction((manager) => users.claimUsername(manager, caller, username));
-      }
+    handler: async ({ body, user: caller, memberOf }) => {
+      const user = body.username ? await users.claimUsername(caller, body.username) : caller;
       let folder: string | null = null;
       if (body.workspace) {
-        const access = await routing.roles.access(user.id, body.workspace);
+        const access = await memberOf(body.workspace);
         if (!access) throw new NotFoundError('Workspace not found');
         folder = `${access.name}/${user.username}/`;
         // Object stores have no folders: a marker object makes the folder exist for listings.
-        await deps.blobs.put(`workspaces/${folder}.keep`, Buffer.alloc(0), {
+        await blobs.put(`workspaces/${folder}.keep`, Buffer.alloc(0), {
           contentType: 'application/octet-stream',
         });
       }
@@ -182,4 +174,3 @@ export function mountWorkspaceRoutes(deps: WorkspaceRouteDeps): void {
       return { user: presentUser(user), workspaces: mine.items, folder };
     },
   });
-}

@@ -19,7 +19,7 @@ export const verifyLink = (routing: AuthRouting) =>
     path: '/auth/verify',
     summary: 'The link of a magic-link, signup or recovery email',
     description:
-      'Redirects (303) to `redirect_to` (an allowed origin, else the site) with the session in the URL fragment, or with `error` and `error_code` in the fragment when the link is void.',
+      'Redirects (303) to `redirect_to` (an allowed origin, else the site) with the session in the URL fragment, or with `error` and `error_code` in the fragment when the link is void. When the request that sent the link carried a PKCE code challenge (`/auth/v1`), the redirect carries `?code=` instead, for `POST /auth/v1/token?grant_type=pkce`.',
     query: VerifyLinkQuery,
     responses: {
       303: {
@@ -30,11 +30,19 @@ export const verifyLink = (routing: AuthRouting) =>
     handler: async ({ query, req, res }) => {
       res.setHeader('Cache-Control', 'no-store');
       try {
-        const result = await routing.auth.verify(
+        const result = await routing.auth.openLink(
           { type: query.type, tokenHash: query.token },
           clientMeta(req),
         );
         const target = result.redirectTo ?? routing.siteUrl;
+        if ('authCode' in result) {
+          // A PKCE flow (GoTrue): the code in the query; only the holder of the verifier can use it.
+          const url = new URL(target);
+          url.hash = '';
+          url.searchParams.set('code', result.authCode);
+          res.redirect(303, url.toString());
+          return;
+        }
         const fragment = new URLSearchParams({
           access_token: result.session.access_token,
           expires_at: String(result.session.expires_at),

@@ -78,9 +78,15 @@ describe('parseDecimal', () => {
     for (const text of ['1,5', '1,500', '1,234.50']) {
       expect(parseDecimal(text)).toEqual({
         ok: false,
-        message: 'Use a dot as the decimal separator and no thousands separators (1234.5)',
+        message:
+          'Use a dot as the decimal separator and no thousands separators (1234.5), or send decimal=comma',
       });
     }
+  });
+
+  it('reads a decimal comma when the file says so, and then refuses a dot', () => {
+    expect(parseDecimal('1,5', 'comma')).toEqual({ ok: true, value: '1.5' });
+    expect(parseDecimal('1.5', 'comma').ok).toBe(false);
   });
 
   it.each(['$1.50', '1 000', 'abc', '.', 'e5', '1e', 'NaN', 'Infinity', '1e999'])('refuses %j', (text) => {

@@ -78,11 +78,23 @@ const MAX_EXPONENT = 20;
  * `1,5` is 1.5 in much of Europe and `1,500` is 1500 in the US, and a wrong guess silently
  * scales a cost by 1000. Currency symbols and spaces inside the number are refused too.
  */
-export function parseDecimal(value: string): CellResult<string> {
-  const text = value.trim();
+export function parseDecimal(value: string, separator: 'dot' | 'comma' = 'dot'): CellResult<string> {
+  let text = value.trim();
   if (text === '') return blank();
-  if (text.includes(','))
-    return fail('Use a dot as the decimal separator and no thousands separators (1234.5)');
+  if (separator === 'comma') {
+    // The file's convention was stated (decimal=comma): `1234,5`; a dot is then a thousands separator
+    // or a mistake, and refused for the same reason a comma is in the default.
+    if (text.includes('.'))
+      return fail(
+        'With decimal=comma, use a comma as the decimal separator and no thousands separators (1234,5)',
+      );
+    text = text.replace(',', '.');
+    if (text.includes(',')) return fail('Expected a number such as 12,5');
+  } else if (text.includes(',')) {
+    return fail(
+      'Use a dot as the decimal separator and no thousands separators (1234.5), or send decimal=comma',
+    );
+  }
   const match = DECIMAL.exec(text);
   if (!match || (match[2] === '' && (match[3] ?? '') === '')) return fail('Expected a number such as 12.5');
   const [, sign, whole, fraction = '', exponentText] = match;

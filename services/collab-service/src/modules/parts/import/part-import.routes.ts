@@ -3,7 +3,7 @@ import { AppError, validateInput } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import multer from 'multer';
 import { fromBody, fromQuery } from '../../workspaces/workspace-access';
-import { type CollabRouting, memberRoute } from '../../workspaces/workspace-route';
+import { memberRoute } from '../../workspaces/workspace-route';
 import type { PartImportService } from './part-import.service';
 
 const MB = 1024 * 1024;
@@ -90,6 +90,13 @@ const FORM_SCHEMA = {
       enum: ['true', 'false'],
       description: '`true`: report only, write nothing (or the `dryRun` query parameter)',
     },
+    decimal: {
+      type: 'string',
+      enum: ['dot', 'comma'],
+      description:
+        'CSV: the decimal separator of numeric cells, `dot` (default) or `comma` (`1234,5`); no thousands ' +
+        'separators. Or the `decimal` query parameter.',
+    },
   },
 };
 
@@ -100,8 +107,8 @@ function formFields(req: Request): Record<string, unknown> {
 }
 
 /** `POST /v1/parts/import` (section 4.6). */
-export function mountPartImportRoute(routing: CollabRouting, imports: PartImportService, maxBytes: number) {
-  memberRoute(routing, {
+export function importParts(imports: PartImportService, maxBytes: number) {
+  return memberRoute({
     method: 'post',
     path: '/v1/parts/import',
     summary: 'Import parts from a CSV or XLSX file (dry run or atomic apply)',
@@ -153,6 +160,7 @@ export function mountPartImportRoute(routing: CollabRouting, imports: PartImport
         }
         body.dryRun = queryFlag;
       }
+      if (req.query.decimal !== undefined && !('decimal' in body)) body.decimal = req.query.decimal;
       const form = await validateInput(ImportPartsForm, body, 'body');
       const aborted = new AbortController();
       res.on('close', () => {
@@ -161,7 +169,13 @@ export function mountPartImportRoute(routing: CollabRouting, imports: PartImport
       try {
         const upload = { buffer: file.buffer, filename: file.originalname, contentType: file.mimetype };
         req.file = undefined; // the service lets go of the bytes once parsed; so should the request
-        const report = await imports.run(user, workspace, upload, form.dryRun === 'true', aborted.signal);
+        const report = await imports.run(
+          user,
+          workspace,
+          upload,
+          { dryRun: form.dryRun === 'true', decimal: form.decimal },
+          aborted.signal,
+        );
         res.json(report);
       } catch (error) {
         // A client that went away gets no answer (and the import was rolled back): nothing to report.

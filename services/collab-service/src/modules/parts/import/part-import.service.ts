@@ -2,9 +2,10 @@ import type { ImportProgressData, ImportReport, ImportRowProblem } from '@hwp/co
 import { AppError, type Logger, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../../identity/collab-user.entity';
-import type { WorkspaceAccess } from '../../workspaces/workspace-access';
+import type { WorkspaceScope } from '../../workspaces/workspace-scope';
 import type { BomSettingsService, PartRules } from '../bom-settings.service';
 import { advanceCounters } from '../part-numbering';
+import { PartsRepository } from '../parts.repository';
 import type { PartEvents } from '../parts.service';
 import {
   type HeaderMapping,
@@ -115,11 +116,12 @@ export class PartImportService {
 
   async run(
     actor: CollabUserEntity,
-    access: WorkspaceAccess,
+    access: WorkspaceScope,
     upload: ImportUpload,
-    dryRun: boolean,
+    options: { dryRun: boolean; decimal?: 'dot' | 'comma' },
     signal?: AbortSignal,
   ): Promise<ImportReport> {
+    const { dryRun, decimal = 'dot' } = options;
     const importId = newId();
     const progress = new ImportProgress(this.dataSource, this.events, this.logger, access, actor, {
       importId,
@@ -144,14 +146,14 @@ export class PartImportService {
         );
       }
       const total = sheet.rowCount;
-      const { rows, problems } = await this.readRows(sheet, mapping, progress, signal);
+      const { rows, problems } = await this.readRows(sheet, mapping, decimal, progress, signal);
       const column = (field: PartImportField) => mapping.columns[field] ?? columnName(field);
       const ignoredColumns = [...mapping.unknown, ...mapping.duplicates.flatMap((d) => d.headers.slice(1))];
       const base = { importId, dryRun, format: sheet.format, rows: total, ignoredColumns };
 
       if (dryRun) {
         const manager = this.dataSource.manager;
-        const rules = await this.settings.rules(manager, access.id);
+        const rules = await this.settings.rules(access.in(manager));
         const findings = await this.check(manager, access, rules, rows, problems, column, signal);
         const report = reportOf(base, findings);
         await progress.flush();
@@ -166,7 +168,7 @@ export class PartImportService {
       // Committed before the import's transaction starts, so the importer sees `writing` before `done`.
       await progress.flush();
       return await this.dataSource.transaction(async (manager) => {
-        const rules = await this.settings.rules(manager, access.id);
+        const rules = await this.settings.rules(access.in(manager));
         const findings = await this.check(manager, access, rules, rows, problems, column, signal);
         rows.length = 0; // planned rows hold what is written; release the rest
         const report = reportOf(base, findings);
@@ -200,10 +202,11 @@ export class PartImportService {
   private async readRows(
     sheet: ParsedSheet,
     mapping: HeaderMapping<PartImportField>,
+    decimal: 'dot' | 'comma',
     progress: ImportProgress,
     signal: AbortSignal | undefined,
   ): Promise<{ rows: PartRow[]; problems: ImportRowProblem[] }> {
-    const reader = new PartRowReader(sheet, mapping);
+    const reader = new PartRowReader(sheet, mapping, decimal);
     const rows: PartRow[] = [];
     const problems: ImportRowProblem[] = [];
     const total = sheet.rowCount;
@@ -224,7 +227,7 @@ export class PartImportService {
   /** The rows against the stored parts and the workspace's rules. */
   private async check(
     manager: EntityManager,
-    access: WorkspaceAccess,
+    access: WorkspaceScope,
     rules: PartRules,
     rows: PartRow[],
     problems: ImportRowProblem[],
@@ -260,7 +263,7 @@ export class PartImportService {
 
   private async write(
     manager: EntityManager,
-    access: WorkspaceAccess,
+    access: WorkspaceScope,
     actor: CollabUserEntity,
     importId: string,
     rules: PartRules,
@@ -272,7 +275,7 @@ export class PartImportService {
     const updates = planned.filter((p) => p.kind === 'update');
     // From here on each row is held only until its batch is written.
     planned.length = 0;
-    await advanceCounters(manager, access.id, rules.numberingRules, creates);
+    await advanceCounters(new PartsRepository(access.in(manager)), rules.numberingRules, creates);
     await inBatches(creates, signal, (batch) => insertParts(manager, context, batch));
     await inBatches(updates, signal, (batch) => updateParts(manager, context, batch));
   }
@@ -329,7 +332,7 @@ class ImportProgress {
     private readonly dataSource: DataSource,
     private readonly events: PartEvents,
     private readonly logger: Logger,
-    private readonly access: WorkspaceAccess,
+    private readonly access: WorkspaceScope,
     private readonly actor: CollabUserEntity,
     private readonly fixed: Pick<ImportProgressData, 'importId' | 'dryRun'>,
   ) {}

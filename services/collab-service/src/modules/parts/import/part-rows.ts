@@ -79,6 +79,8 @@ export class PartRowReader {
   constructor(
     private readonly sheet: ParsedSheet,
     private readonly mapping: HeaderMapping<PartImportField>,
+    /** The decimal separator of the file's numeric cells (CSV only; XLSX numbers are typed). */
+    private readonly decimal: 'dot' | 'comma' = 'dot',
   ) {
     for (const [field, header] of Object.entries(mapping.columns) as [PartImportField, string][]) {
       this.index[field] = sheet.headers.indexOf(header);
@@ -170,7 +172,7 @@ export class PartRowReader {
 
     const cost = text('unitCost');
     if (cost !== undefined) {
-      const parsed = parseDecimal(cost);
+      const parsed = parseDecimal(cost, this.sheet.format === 'csv' ? this.decimal : 'dot');
       if (!parsed.ok) fail('unitCost', parsed.message);
       else if (parsed.value !== undefined) {
         const [, decimals = ''] = parsed.value.split('.');

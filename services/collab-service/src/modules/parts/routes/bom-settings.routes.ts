@@ -1,11 +1,11 @@
 import { BomSettings, ErrorBodyDto, UpdateBomSettingsRequest } from '@hwp/contracts';
 import { fromParam } from '../../workspaces/workspace-access';
-import { type CollabRouting, memberRoute } from '../../workspaces/workspace-route';
+import { memberRoute } from '../../workspaces/workspace-route';
 import type { BomSettingsService } from '../bom-settings.service';
 import { acceptSnakeCase } from './part-routing';
 
-export const getBomSettings = (routing: CollabRouting, settings: BomSettingsService) =>
-  memberRoute(routing, {
+export const getBomSettings = (settings: BomSettingsService) =>
+  memberRoute({
     method: 'get',
     path: '/v1/workspaces/:name/bom-settings',
     summary: 'Numbering rules and domain templates of a workspace',
@@ -18,8 +18,8 @@ export const getBomSettings = (routing: CollabRouting, settings: BomSettingsServ
     handler: ({ workspace }) => settings.get(workspace),
   });
 
-export const updateBomSettings = (routing: CollabRouting, settings: BomSettingsService) =>
-  memberRoute(routing, {
+export const updateBomSettings = (settings: BomSettingsService) =>
+  memberRoute({
     method: 'post',
     path: '/v1/workspaces/:name/bom-settings',
     summary: 'Store numbering rules and/or domain templates',

@@ -11,12 +11,12 @@ import {
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
 import { fromQuery } from '../../workspaces/workspace-access';
-import { type CollabRouting, type MemberRouteSpec, memberRoute } from '../../workspaces/workspace-route';
+import { type MemberRouteSpec, memberRoute } from '../../workspaces/workspace-route';
 import type { PartVersionsService } from '../part-versions.service';
 import { acceptSnakeCase, CONFLICT, NOT_FOUND, queryOrBody, TAGS } from './part-routing';
 
-export const createVersion = (routing: CollabRouting, versions: PartVersionsService) =>
-  memberRoute(routing, {
+export const createVersion = (versions: PartVersionsService) =>
+  memberRoute({
     method: 'post',
     path: '/v1/parts/:id/versions',
     summary: 'Create a draft version of a part',
@@ -34,8 +34,8 @@ export const createVersion = (routing: CollabRouting, versions: PartVersionsServ
     handler: ({ body, params, user, workspace }) => versions.create(user, workspace, params.id, body),
   });
 
-export const listVersions = (routing: CollabRouting, versions: PartVersionsService) =>
-  memberRoute(routing, {
+export const listVersions = (versions: PartVersionsService) =>
+  memberRoute({
     method: 'get',
     path: '/v1/parts/:id/versions',
     summary: 'The versions of a part, newest first',
@@ -47,8 +47,8 @@ export const listVersions = (routing: CollabRouting, versions: PartVersionsServi
     handler: ({ params, workspace }) => versions.list(workspace, params.id),
   });
 
-export const editVersion = (routing: CollabRouting, versions: PartVersionsService) =>
-  memberRoute(routing, {
+export const editVersion = (versions: PartVersionsService) =>
+  memberRoute({
     method: 'patch',
     path: '/v1/parts/:id/versions/:versionId',
     summary: 'Edit a draft or rejected version (a rejected one returns to draft)',
@@ -66,14 +66,13 @@ export const editVersion = (routing: CollabRouting, versions: PartVersionsServic
 
 /** A review move: `POST /v1/parts/:id/versions/:versionId/<action>`. */
 function transition<Body>(
-  routing: CollabRouting,
   spec: { action: string; role: WorkspaceRole; summary: string } & Pick<
     MemberRouteSpec<Body, RawQuery>,
     'body' | 'handler'
   >,
 ) {
   const { action, role, summary, body, handler } = spec;
-  memberRoute(routing, {
+  return memberRoute({
     method: 'post',
     path: `/v1/parts/:id/versions/:versionId/${action}`,
     summary,
@@ -87,8 +86,8 @@ function transition<Body>(
   });
 }
 
-export const submitVersion = (routing: CollabRouting, versions: PartVersionsService) =>
-  transition(routing, {
+export const submitVersion = (versions: PartVersionsService) =>
+  transition({
     action: 'submit',
     role: 'engineer',
     summary: 'Submit a draft version for review (draft -> in_review)',
@@ -96,8 +95,8 @@ export const submitVersion = (routing: CollabRouting, versions: PartVersionsServ
     handler: ({ params, user, workspace }) => versions.submit(user, workspace, params.id, params.versionId),
   });
 
-export const approveVersion = (routing: CollabRouting, versions: PartVersionsService) =>
-  transition(routing, {
+export const approveVersion = (versions: PartVersionsService) =>
+  transition({
     action: 'approve',
     role: 'manager',
     summary: 'Approve a version in review (in_review -> approved)',
@@ -105,8 +104,8 @@ export const approveVersion = (routing: CollabRouting, versions: PartVersionsSer
     handler: ({ params, user, workspace }) => versions.approve(user, workspace, params.id, params.versionId),
   });
 
-export const rejectVersion = (routing: CollabRouting, versions: PartVersionsService) =>
-  transition(routing, {
+export const rejectVersion = (versions: PartVersionsService) =>
+  transition({
     action: 'reject',
     role: 'manager',
     summary: 'Reject a version in review (in_review -> rejected)',

@@ -10,12 +10,12 @@ import {
   WhereUsedList,
 } from '@hwp/contracts';
 import { fromBody, fromQuery } from '../../workspaces/workspace-access';
-import { type CollabRouting, memberRoute } from '../../workspaces/workspace-route';
+import { memberRoute } from '../../workspaces/workspace-route';
 import type { PartsService } from '../parts.service';
 import { acceptSnakeCase, NOT_FOUND, queryOrBody, TAGS } from './part-routing';
 
-export const createPart = (routing: CollabRouting, parts: PartsService) =>
-  memberRoute(routing, {
+export const createPart = (parts: PartsService) =>
+  memberRoute({
     method: 'post',
     path: '/v1/parts',
     summary: 'Create a part',
@@ -38,8 +38,8 @@ export const createPart = (routing: CollabRouting, parts: PartsService) =>
     handler: ({ body, user, workspace }) => parts.create(user, workspace, body),
   });
 
-export const listParts = (routing: CollabRouting, parts: PartsService) =>
-  memberRoute(routing, {
+export const listParts = (parts: PartsService) =>
+  memberRoute({
     method: 'get',
     path: '/v1/parts',
     summary: 'Search the parts of a workspace',
@@ -55,8 +55,8 @@ export const listParts = (routing: CollabRouting, parts: PartsService) =>
     handler: ({ query, workspace }) => parts.list(workspace, query),
   });
 
-export const partDetail = (routing: CollabRouting, parts: PartsService) =>
-  memberRoute(routing, {
+export const partDetail = (parts: PartsService) =>
+  memberRoute({
     method: 'get',
     path: '/v1/parts/:id',
     summary: 'A part with its versions and audit history',
@@ -68,8 +68,8 @@ export const partDetail = (routing: CollabRouting, parts: PartsService) =>
     handler: ({ params, workspace }) => parts.detail(workspace, params.id),
   });
 
-export const updatePart = (routing: CollabRouting, parts: PartsService) =>
-  memberRoute(routing, {
+export const updatePart = (parts: PartsService) =>
+  memberRoute({
     method: 'patch',
     path: '/v1/parts/:id',
     summary: 'Update a part; changing its lifecycle needs manager+',
@@ -91,8 +91,8 @@ export const updatePart = (routing: CollabRouting, parts: PartsService) =>
     handler: ({ body, params, user, workspace }) => parts.update(user, workspace, params.id, body),
   });
 
-export const whereUsed = (routing: CollabRouting, parts: PartsService) =>
-  memberRoute(routing, {
+export const whereUsed = (parts: PartsService) =>
+  memberRoute({
     method: 'get',
     path: '/v1/parts/:id/where-used',
     summary: 'Assemblies whose BOMs reference the part',

@@ -1,0 +1,159 @@
+import { DEFAULT_PAGE_SIZE, type ListPartsQuery, type PartDomain, type PartSortKey } from '@hwp/contracts';
+import { NotFoundError, newId } from '@hwp/platform';
+import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspaces/workspace-scope';
+import { PartEntity, PartHistoryEntity, PartVersionEntity } from './part.entity';
+
+const SORT_COLUMNS: Record<PartSortKey, string> = {
+  part_number: 'p.part_number',
+  name: 'p.name',
+  domain: 'p.domain',
+  lifecycle: 'p.lifecycle',
+  manufacturer_part_number: 'p.manufacturer_part_number',
+  updated_at: 'p.updated_at',
+};
+
+const likeEscape = (text: string) => text.replace(/[\\%_]/g, '\\$&');
+
+/**
+ * The parts of one workspace, their versions, audit history and numbering counters. Every part is
+ * reached through the workspace's scope; versions and history only through a part found there.
+ */
+export class PartsRepository {
+  private readonly parts: WorkspaceScopedRepository<PartEntity>;
+
+  constructor(readonly scope: WorkspaceScope) {
+    this.parts = scope.repo(PartEntity);
+  }
+
+  private get manager() {
+    return this.scope.manager;
+  }
+
+  /** The part, in this workspace only (another workspace's part is 404). */
+  async findInWorkspace(partId: string): Promise<PartEntity> {
+    const part = await this.parts.findOne({ id: partId });
+    if (!part) throw new NotFoundError('Part not found');
+    return part;
+  }
+
+  /** The part, locked until the transaction ends (writers of one part queue). */
+  async lockForUpdate(partId: string): Promise<PartEntity> {
+    const part = await this.parts.findOne({ id: partId }, { lock: true });
+    if (!part) throw new NotFoundError('Part not found');
+    return part;
+  }
+
+  /** A page of the search of section 4.6; id breaks ties so pages neither repeat nor skip parts. */
+  search(query: ListPartsQuery): Promise<[PartEntity[], number]> {
+    const page = query.page ?? 1;
+    const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
+    const dir = query.dir === 'desc' ? 'DESC' : 'ASC';
+    const qb = this.manager
+      .createQueryBuilder(PartEntity, 'p')
+      .where('p.workspace_id = :workspaceId', { workspaceId: this.scope.id });
+    const q = query.q?.trim().toLowerCase();
+    if (q) {
+      qb.andWhere(
+        '(lower(p.part_number) LIKE :prefix OR lower(p.name) LIKE :contains OR lower(p.manufacturer_part_number) LIKE :prefix)',
+        { prefix: `${likeEscape(q)}%`, contains: `%${likeEscape(q)}%` },
+      );
+    }
+    if (query.domain) qb.andWhere('p.domain = :domain', { domain: query.domain });
+    if (query.lifecycle) qb.andWhere('p.lifecycle = :lifecycle', { lifecycle: query.lifecycle });
+    if (query.tag) qb.andWhere('p.tags @> ARRAY[:tag]::text[]', { tag: query.tag });
+    return qb
+      .orderBy(SORT_COLUMNS[query.sort ?? 'part_number'], dir)
+      .addOrderBy('p.id', dir)
+      .offset((page - 1) * pageSize)
+      .limit(pageSize)
+      .getManyAndCount();
+  }
+
+  insert(row: Omit<PartEntity, 'workspaceId'>): Promise<PartEntity> {
+    return this.parts.insert(row);
+  }
+
+  save(part: PartEntity): Promise<PartEntity> {
+    return this.parts.save(part);
+  }
+
+  /** Whether the workspace has the part number, case-insensitively. */
+  async numberTaken(partNumber: string): Promise<boolean> {
+    const rows: unknown[] = await this.manager.query(
+      'SELECT 1 FROM parts WHERE workspace_id = $1 AND lower(part_number) = lower($2) LIMIT 1',
+      [this.scope.id, partNumber],
+    );
+    return rows.length > 0;
+  }
+
+  /** The domain's next counter value; the counter row stays locked until commit. */
+  async nextNumber(domain: PartDomain): Promise<number> {
+    const [{ last_value }]: { last_value: string }[] = await this.manager.query(
+      `INSERT INTO part_number_counters (workspace_id, domain, last_value) VALUES ($1, $2, 1)
+       ON CONFLICT (workspace_id, domain) DO UPDATE SET last_value = part_number_counters.last_value + 1
+       RETURNING last_value`,
+      [this.scope.id, domain],
+    );
+    return Number(last_value);
+  }
+
+  /** Moves the domain's counter to at least `value`. */
+  async advanceCounter(domain: PartDomain, value: number): Promise<void> {
+    await this.manager.query(
+      `INSERT INTO part_number_counters (workspace_id, domain, last_value) VALUES ($1, $2, $3)
+       ON CONFLICT (workspace_id, domain) DO UPDATE SET last_value = GREATEST(part_number_counters.last_value, EXCLUDED.last_value)`,
+      [this.scope.id, domain, value],
+    );
+  }
+
+  /** The part's versions, newest first. */
+  versionsOf(part: PartEntity): Promise<PartVersionEntity[]> {
+    return this.manager.find(PartVersionEntity, {
+      where: { partId: part.id },
+      order: { createdAt: 'DESC', id: 'DESC' },
+    });
+  }
+
+  /** One version of the part, locked until the transaction ends. */
+  async lockVersion(part: PartEntity, versionId: string): Promise<PartVersionEntity> {
+    const row = await this.manager.findOne(PartVersionEntity, {
+      where: { id: versionId, partId: part.id },
+      lock: { mode: 'pessimistic_write' },
+    });
+    if (!row) throw new NotFoundError('Version not found');
+    return row;
+  }
+
+  async revisionTaken(part: PartEntity, revision: string): Promise<boolean> {
+    const rows: unknown[] = await this.manager.query(
+      'SELECT 1 FROM part_versions WHERE part_id = $1 AND lower(revision) = lower($2) LIMIT 1',
+      [part.id, revision],
+    );
+    return rows.length > 0;
+  }
+
+  async saveVersion(row: PartVersionEntity): Promise<void> {
+    await this.manager.save(PartVersionEntity, row);
+  }
+
+  /** The part's audit history, oldest first. */
+  historyOf(part: PartEntity): Promise<PartHistoryEntity[]> {
+    return this.manager.find(PartHistoryEntity, {
+      where: { partId: part.id },
+      order: { at: 'ASC', id: 'ASC' },
+    });
+  }
+
+  /** Appends to the part's audit history (in the scope's transaction). */
+  async appendHistory(
+    part: PartEntity,
+    actorId: string,
+    action: string,
+    changes: Record<string, unknown>,
+  ): Promise<void> {
+    await this.manager.query(
+      'INSERT INTO part_history (id, part_id, actor, at, action, changes) VALUES ($1, $2, $3, now(), $4, $5)',
+      [newId(), part.id, actorId, action, JSON.stringify(changes)],
+    );
+  }
+}
