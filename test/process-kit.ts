@@ -30,9 +30,12 @@ export interface ServiceProcess {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Runs a built service entry point as its own process with exactly `env` (plus PATH). */
-export function spawnService(script: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, [script], {
+/**
+ * Runs a built service entry point (or, with `args`, any program: `script` is then the binary) as its
+ * own process with exactly `env` (plus PATH).
+ */
+export function spawnService(script: string, env: Record<string, string>, args?: string[]): ServiceProcess {
+  const child = spawn(args ? script : process.execPath, args ?? [script], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,94 +1,38 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { newId } from '@hwp/platform';
-import { expectEventually, startS3rver, TEST_AMQP_URL, TEST_POSTGRES_URL } from '@hwp/platform/test-kit';
+import { expectEventually, startS3rver, TEST_AMQP_URL } from '@hwp/platform/test-kit';
 import { connect } from 'amqplib';
 import { Client } from 'pg';
-import { freePort, SCRIPTS, type ServiceProcess, spawnService, waitForStatus } from './process-kit';
+import { startTwoServices, type TwoServices } from './support/two-services';
 
 /**
  * The docker-compose topology as separate processes: each service in its own process with the
  * variables docker-compose.yml sets, on real Postgres, RabbitMQ and an S3 server (s3rver).
  */
 describe('two services as separate processes on Postgres, RabbitMQ and S3', () => {
-  const suffix = newId().replace(/-/g, '').slice(-10);
-  const databases = { api: `topo_api_${suffix}`, collab: `topo_collab_${suffix}` };
-  const opsToken = `ops-${suffix}`;
   let s3: Awaited<ReturnType<typeof startS3rver>>;
-  let api: ServiceProcess;
-  let collab: ServiceProcess;
+  let services: TwoServices;
   let apiUrl: string;
   let collabUrl: string;
-
-  function dbUrl(name: string): string {
-    const url = new URL(TEST_POSTGRES_URL);
-    url.pathname = `/${name}`;
-    return url.toString();
-  }
+  let opsToken: string;
 
   beforeAll(async () => {
     s3 = await startS3rver();
-    const [apiPort, collabPort] = [await freePort(), await freePort()];
-    apiUrl = `http://127.0.0.1:${apiPort}`;
-    collabUrl = `http://127.0.0.1:${collabPort}`;
-    const common = {
-      NODE_ENV: 'production',
-      AMQP_URL: TEST_AMQP_URL,
-      S3_BUCKET: s3.bucket,
-      S3_ENDPOINT: s3.endpoint,
-      S3_REGION: s3.region,
-      S3_ACCESS_KEY_ID: s3.accessKeyId,
-      S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-      S3_FORCE_PATH_STYLE: 'true',
-      OPS_TOKEN: opsToken,
-      OUTBOX_POLL_MS: '100',
-      LOG_LEVEL: 'warn',
-      // Its own exchange and queues: another test file's service on the same broker must not take
-      // (round-robin) this run's messages; the broker drops the queues a while after the run.
-      AMQP_NAMESPACE: `topo-${suffix}.`,
-      AMQP_QUEUE_EXPIRES_MS: '300000',
-    };
-    // Production refuses generated keys: the deployment supplies them, as docker-compose's .env does
-    // (there as one line with literal \n, which the service also accepts).
-    const signingKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
-      .privateKey.export({ format: 'pem', type: 'pkcs8' })
-      .toString()
-      .replace(/\n/g, '\\n');
-    api = spawnService(SCRIPTS.api, {
-      ...common,
-      PORT: String(apiPort),
-      DATABASE_URL: dbUrl(databases.api),
-      JWT_PRIVATE_KEY: signingKey,
-      AUTH_SECRET: randomBytes(32).toString('hex'),
+    services = await startTwoServices({
+      name: 'topo',
+      env: {
+        S3_BUCKET: s3.bucket,
+        S3_ENDPOINT: s3.endpoint,
+        S3_REGION: s3.region,
+        S3_ACCESS_KEY_ID: s3.accessKeyId,
+        S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+        S3_FORCE_PATH_STYLE: 'true',
+      },
     });
-    collab = spawnService(SCRIPTS.collab, {
-      ...common,
-      PORT: String(collabPort),
-      DATABASE_URL: dbUrl(databases.collab),
-      AUTH_JWKS_URL: `${apiUrl}/.well-known/jwks.json`,
-      SESSION_SECRET: randomBytes(32).toString('hex'),
-    });
-    await waitForStatus(`${apiUrl}/readyz`, 200, 60_000, api);
-    await waitForStatus(`${collabUrl}/readyz`, 200, 60_000, collab);
+    ({ apiUrl, collabUrl, opsToken } = services);
   }, 120_000);
 
   afterAll(async () => {
-    api?.kill();
-    collab?.kill();
-    await Promise.all([api?.exited, collab?.exited]);
-    const admin = new Client({ connectionString: TEST_POSTGRES_URL });
-    await admin.connect();
-    for (const name of Object.values(databases))
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await admin.end();
-    const conn = await connect(TEST_AMQP_URL);
-    const ch = await conn.createChannel();
-    for (const svc of ['api-service', 'collab-service']) {
-      for (const q of ['', '.retry', '.dlq'])
-        for (const consumer of ['bus-probe', 'notifier'])
-          await ch.deleteQueue(`${svc}.${consumer}${q}`).catch(() => undefined);
-    }
-    await conn.close().catch(() => undefined);
+    await services?.stop();
     await s3?.stop();
   });
 
@@ -150,8 +94,8 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
   });
 
   it('leaves tables in both databases, the exchange in RabbitMQ and objects in the bucket', async () => {
-    for (const name of Object.values(databases)) {
-      const client = new Client({ connectionString: dbUrl(name) });
+    for (const name of Object.values(services.databases)) {
+      const client = new Client({ connectionString: services.dbUrl(name) });
       await client.connect();
       const { rows } = await client.query<{ table_name: string }>(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
@@ -163,7 +107,7 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
     }
     const conn = await connect(TEST_AMQP_URL);
     const ch = await conn.createChannel();
-    await expect(ch.checkExchange(`topo-${suffix}.hwp.events`)).resolves.toBeDefined();
+    await expect(ch.checkExchange(`topo-${services.suffix}.hwp.events`)).resolves.toBeDefined();
     await conn.close();
 
     const sent = await sendProbe(apiUrl, '/system/probes', 'storage');

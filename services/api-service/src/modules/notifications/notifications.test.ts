@@ -3,8 +3,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type DevMailboxList, type NotificationRequestedData, RoutingKeys } from '@hwp/contracts';
 import { buildEnvelope } from '@hwp/platform';
-import { expectEventually, startTestService, type TestService } from '@hwp/platform/test-kit';
-import { SMTPServer } from 'smtp-server';
+import {
+  expectEventually,
+  type ReceivedMail,
+  startFakeSmtp,
+  startFakeTwilio,
+  startTestService,
+  type TestService,
+} from '@hwp/platform/test-kit';
 import request from 'supertest';
 import { type ApiConfig, loadApiConfig } from '../../config';
 import { apiService } from '../../service';
@@ -14,133 +20,11 @@ import { createTwilioSmsSender } from './sms-twilio';
 
 const hex = (bytes = 4) => randomBytes(bytes).toString('hex');
 
-function listen(server: Server | SMTPServer): Promise<number> {
+function listen(server: Server): Promise<number> {
   return new Promise((resolve, reject) => {
-    const net = server instanceof SMTPServer ? server.server : server;
-    net.once('error', reject);
-    net.listen(0, '127.0.0.1', () => resolve((net.address() as AddressInfo).port));
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
   });
-}
-
-// --- Fake SMTP server: the real protocol (smtp-server), plain text with AUTH PLAIN/LOGIN. ---
-
-interface ReceivedMail {
-  mailFrom: string;
-  rcptTo: string[];
-  headers: Record<string, string>;
-  text: string;
-}
-
-/** Headers (unfolded, lowercased names) and the text body of a single-part message. */
-function parseMail(raw: string): Pick<ReceivedMail, 'headers' | 'text'> {
-  const split = raw.indexOf('\r\n\r\n');
-  const head = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
-  const headers: Record<string, string> = {};
-  for (const line of head.split('\r\n')) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  let text = raw.slice(split + 4);
-  if (/quoted-printable/i.test(headers['content-transfer-encoding'] ?? '')) {
-    text = text
-      .replace(/=\r\n/g, '')
-      .replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16)));
-  }
-  return { headers, text: text.replace(/\r\n$/, '') };
-}
-
-async function startFakeSmtp(user: string, pass: string) {
-  const received: ReceivedMail[] = [];
-  const server = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
-    allowInsecureAuth: true,
-    authMethods: ['PLAIN', 'LOGIN'],
-    logger: false,
-    onAuth(auth, _session, callback) {
-      if (auth.username === user && auth.password === pass) callback(null, { user });
-      else callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        received.push({
-          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          rcptTo: session.envelope.rcptTo.map((r) => r.address),
-          ...parseMail(Buffer.concat(chunks).toString('utf8')),
-        });
-        callback();
-      });
-    },
-  });
-  const port = await listen(server);
-  return {
-    url: `smtp://${user}:${pass}@127.0.0.1:${port}`,
-    received,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-// --- Fake Twilio: the Messages resource of the 2010-04-01 API. ---
-
-interface TwilioCall {
-  form: Record<string, string>;
-  status: number;
-}
-
-async function startFakeTwilio(accountSid: string, authToken: string) {
-  const calls: TwilioCall[] = [];
-  /** Statuses to answer (in order) for a `To` before accepting it. */
-  const scripted = new Map<string, number[]>();
-  const expectedAuth = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      raw += chunk;
-    });
-    req.on('end', () => {
-      const form = Object.fromEntries(new URLSearchParams(raw));
-      const answer = (status: number, body: Record<string, unknown>) => {
-        calls.push({ form, status });
-        res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
-      };
-      const error = (status: number, code: number, message: string) =>
-        answer(status, { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status });
-      if (req.method !== 'POST' || req.url !== `/2010-04-01/Accounts/${accountSid}/Messages.json`) {
-        return error(404, 20404, 'The requested resource was not found');
-      }
-      if (req.headers.authorization !== expectedAuth) return error(401, 20003, 'Authenticate');
-      if (!req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
-        return error(400, 20001, 'Unsupported content type');
-      }
-      if (!form.To) return error(400, 21604, "A 'To' phone number is required.");
-      if (!form.From && !form.MessagingServiceSid)
-        return error(400, 21603, "A 'From' phone number is required.");
-      if (!form.Body) return error(400, 21602, 'Message body is required.');
-      const next = scripted.get(form.To)?.shift();
-      if (next) return error(next, next === 429 ? 20429 : 20500, 'Scripted failure');
-      answer(201, {
-        sid: `SM${hex(16)}`,
-        account_sid: accountSid,
-        to: form.To,
-        from: form.From ?? null,
-        messaging_service_sid: form.MessagingServiceSid ?? null,
-        body: form.Body,
-        status: 'queued',
-        api_version: '2010-04-01',
-        date_created: new Date().toUTCString(),
-      });
-    });
-  });
-  const port = await listen(server);
-  return {
-    url: `http://127.0.0.1:${port}`,
-    calls,
-    callsTo: (to: string) => calls.filter((c) => c.form.To === to),
-    script: (to: string, statuses: number[]) => scripted.set(to, statuses),
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 // --- Helpers on a running api-service. ---

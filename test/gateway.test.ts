@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { FsBlobStore } from '@hwp/platform';
+import { codeIn, type FakeSmtp, startFakeSmtp, uniqueEmail } from '@hwp/platform/test-kit';
+import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
+import { SseClient } from '../services/collab-service/test/support/sse-client';
+import { embeddedDataDir, freePort } from './process-kit';
+import { type Gateway, startGateway } from './support/nginx-gateway';
+import { startTwoServices, type TwoServices } from './support/two-services';
+
+/**
+ * The compose gateway for real: Debian's nginx with infra/nginx/gateway.conf (upstreams pointed at
+ * local ports) in front of both services running as separate processes on Postgres and RabbitMQ.
+ * Clients talk to the gateway only.
+ */
+describe('the nginx gateway in front of both services', () => {
+  const collabBlobKey = randomBytes(32).toString('hex');
+  const blobDir = embeddedDataDir('hwp-gateway-blobs-');
+  let smtp: FakeSmtp;
+  let services: TwoServices;
+  let gateway: Gateway;
+  let url: string;
+  const streams: SseClient[] = [];
+
+  beforeAll(async () => {
+    smtp = await startFakeSmtp('mailer', 'gateway');
+    const gatewayPort = await freePort();
+    url = `http://127.0.0.1:${gatewayPort}`;
+    services = await startTwoServices({
+      name: 'gw',
+      // As in docker-compose: one proxy hop, links and pre-signed URLs on the gateway's address.
+      env: { TRUST_PROXY: '1', PUBLIC_BASE_URL: url, SITE_URL: url },
+      apiEnv: { SMTP_URL: smtp.url, BLOB_DIR: join(blobDir, 'api') },
+      collabEnv: { BLOB_DIR: join(blobDir, 'collab'), BLOB_SIGNING_KEY: collabBlobKey },
+    });
+    gateway = await startGateway({
+      gateway: gatewayPort,
+      api: services.apiPort,
+      collab: services.collabPort,
+    });
+  }, 120_000);
+
+  afterEach(() => {
+    for (const stream of streams.splice(0)) stream.close();
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await services?.stop();
+    await smtp?.stop();
+  });
+
+  /** A confirmed user with a GoTrue session, through the gateway. */
+  async function signedUpUser(): Promise<{ token: string; email: string }> {
+    const email = uniqueEmail('gw');
+    const post = (path: string, body: unknown) =>
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect((await post('/auth/v1/signup', { email, password: 'correct horse battery' })).status).toBe(200);
+    const code = codeIn(await smtp.nextMessage(email));
+    const verified = await post('/auth/v1/verify', { type: 'email', email, token: code });
+    expect(verified.status).toBe(200);
+    return { token: ((await verified.json()) as { access_token: string }).access_token, email };
+  }
+
+  async function collab(token: string, method: string, path: string, body?: unknown) {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+  }
+
+  async function open(token: string, query: string, headers: Record<string, string> = {}) {
+    const stream = await SseClient.open(url, `/v1/events?${query}`, token, headers);
+    streams.push(stream);
+    return stream;
+  }
+
+  it('answers its own health check', async () => {
+    const res = await fetch(`${url}/gateway/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok', service: 'gateway' });
+  });
+
+  it('routes @supabase/supabase-js and auth-js, unchanged, to the API host', async () => {
+    await supabaseClientFlow(url, (to) => smtp.nextMessage(to));
+  });
+
+  it('passes the request id through and mints one when the client sends none', async () => {
+    const kept = await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'gw-test-1' } });
+    expect(kept.headers.get('x-request-id')).toBe('gw-test-1');
+    const minted = await fetch(`${url}/v1/config`);
+    expect(minted.headers.get('x-request-id')).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('streams server-sent events unbuffered and replays what a reconnecting client missed', async () => {
+    const { token } = await signedUpUser();
+    expect((await collab(token, 'POST', '/v1/users/init', {})).status).toBe(200);
+    const workspace = `gw-${randomBytes(4).toString('hex')}`;
+    expect((await collab(token, 'POST', '/v1/workspaces', { name: workspace })).status).toBe(201);
+
+    const live = await open(token, `workspace=${workspace}`);
+    expect(live.status).toBe(200);
+    expect(live.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(live.headers['content-encoding']).toBeUndefined();
+    // The event reaches the client while the response is still open: nothing sits in a buffer.
+    const first = await collab(token, 'POST', '/v1/parts', {
+      workspace,
+      partNumber: 'GW-1',
+      name: 'Bracket',
+    });
+    expect(first.status).toBe(201);
+    const seen = await live.waitFor(
+      (e) => e.type === 'part' && (e.data as { partNumber?: string }).partNumber === 'GW-1',
+    );
+    expect(live.ended).toBe(false);
+    live.close();
+
+    // Two changes while no stream is open; the reconnect with Last-Event-ID gets exactly those.
+    for (const partNumber of ['GW-2', 'GW-3'])
+      expect(
+        (await collab(token, 'POST', '/v1/parts', { workspace, partNumber, name: 'Plate' })).status,
+      ).toBe(201);
+    const again = await open(token, `workspace=${workspace}`, { 'Last-Event-ID': String(seen.id) });
+    await again.waitFor((e) => (e.data as { partNumber?: string }).partNumber === 'GW-3');
+    expect(again.of('part').map((e) => (e.data as { partNumber?: string }).partNumber)).toEqual([
+      'GW-2',
+      'GW-3',
+    ]);
+  });
+
+  it('serves a byte range of a stored object through a pre-signed URL', async () => {
+    const probe = await fetch(`${url}/v1/system/probes`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${services.opsToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ note: 'ranged download' }),
+    });
+    expect(probe.status).toBe(202);
+    const { storage } = (await probe.json()) as { storage: { key: string } };
+    // The collaboration host's own key and public address: the URL it would hand to a client.
+    const store = new FsBlobStore({
+      root: join(blobDir, 'collab'),
+      publicBaseUrl: `${url}/v1/blobs`,
+      signingKey: collabBlobKey,
+    });
+    const signed = await store.presignGet(storage.key, { expiresIn: 60 });
+    expect(signed.startsWith(`${url}/v1/blobs/`)).toBe(true);
+    const whole = Buffer.from(await (await fetch(signed)).arrayBuffer());
+    expect(whole.length).toBeGreaterThan(10);
+
+    const ranged = await fetch(signed, { headers: { range: 'bytes=2-9' } });
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get('content-range')).toBe(`bytes 2-9/${whole.length}`);
+    expect(Buffer.from(await ranged.arrayBuffer())).toEqual(whole.subarray(2, 10));
+
+    const beyond = await fetch(signed, { headers: { range: `bytes=${whole.length + 10}-` } });
+    expect(beyond.status).toBe(416);
+  });
+
+  it('refuses an upload above the gateway limit before it reaches a service', async () => {
+    // Content-Length alone decides: nginx answers before reading (or forwarding) any of the body.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${url}/v1/parts/import`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/csv', 'content-length': String(211 * 1024 * 1024) },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.on('error', reject);
+      req.write('part_number,name\n');
+    });
+    expect(status).toBe(413);
+  });
+});
