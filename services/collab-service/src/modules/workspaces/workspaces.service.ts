@@ -6,11 +6,12 @@ import {
   type WorkspaceRole,
 } from '@hwp/contracts';
 import { ConflictError, ForbiddenError, NotFoundError, newId } from '@hwp/platform';
-import { type DataSource, type EntityManager, In } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabEvents, EventActor } from '../events/events.service';
-import { CollabUserEntity } from '../identity/collab-user.entity';
-import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity';
+import type { CollabUserEntity } from '../identity/collab-user.entity';
+import { WorkspaceEntity, type WorkspaceMemberEntity } from './workspace.entity';
 import { atLeast, type WorkspaceAccess } from './workspace-access';
+import { WorkspacesRepository } from './workspaces.repository';
 
 function present(workspace: WorkspaceEntity, role: WorkspaceRole): Workspace {
   return {
@@ -61,9 +62,14 @@ export class WorkspacesService {
     await this.events?.emit(manager, access, 'update', data, { actor });
   }
 
+  private repo(manager: EntityManager = this.dataSource.manager): WorkspacesRepository {
+    return new WorkspacesRepository(manager);
+  }
+
   async create(userId: string, name: string): Promise<Workspace> {
     return this.dataSource.transaction(async (manager) => {
-      if (await manager.exists(WorkspaceEntity, { where: { name } })) {
+      const repo = this.repo(manager);
+      if (await repo.nameTaken(name)) {
         throw new ConflictError(`A workspace named "${name}" exists`, { field: 'name' });
       }
       const workspace = manager.create(WorkspaceEntity, {
@@ -72,7 +78,7 @@ export class WorkspacesService {
         createdBy: userId,
         createdAt: new Date(),
       });
-      await manager.insert(WorkspaceEntity, workspace);
+      await repo.insert(workspace);
       await this.addMember(manager, workspace.id, userId, 'owner');
       return present(workspace, 'owner');
     });
@@ -85,43 +91,26 @@ export class WorkspacesService {
     userId: string,
     role: WorkspaceRole,
   ): Promise<WorkspaceRole> {
-    const existing = await manager.findOne(WorkspaceMemberEntity, {
-      where: { workspaceId, userId },
-      lock: { mode: 'pessimistic_write' },
-    });
+    const repo = this.repo(manager);
+    const existing = await repo.lockMembership(workspaceId, userId);
     if (!existing) {
-      await manager.insert(WorkspaceMemberEntity, { workspaceId, userId, role, joinedAt: new Date() });
+      await repo.insertMember(workspaceId, userId, role);
       return role;
     }
     if (atLeast(existing.role, role)) return existing.role;
-    await manager.update(WorkspaceMemberEntity, { workspaceId, userId }, { role });
+    await repo.setRole(workspaceId, userId, role);
     return role;
   }
 
   async listForUser(userId: string, request: { page?: number; pageSize?: number }): Promise<Page<Workspace>> {
     const page = request.page ?? 1;
     const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
-    const manager = this.dataSource.manager;
-    const [memberships, total] = await manager.findAndCount(WorkspaceMemberEntity, {
-      where: { userId },
-      order: { joinedAt: 'ASC', workspaceId: 'ASC' },
-      skip: (page - 1) * pageSize,
-      take: pageSize,
-    });
-    const workspaces = memberships.length
-      ? await manager.findBy(WorkspaceEntity, { id: In(memberships.map((m) => m.workspaceId)) })
-      : [];
-    const byId = new Map(workspaces.map((w) => [w.id, w]));
-    const items = memberships.flatMap((m) => {
-      const workspace = byId.get(m.workspaceId);
-      return workspace ? [present(workspace, m.role)] : [];
-    });
-    return { items, total, page, pageSize };
+    const [rows, total] = await this.repo().workspacesOf(userId, { page, pageSize });
+    return { items: rows.map((r) => present(r.workspace, r.role)), total, page, pageSize };
   }
 
   async get(access: WorkspaceAccess): Promise<Workspace> {
-    const workspace = await this.dataSource.manager.findOneByOrFail(WorkspaceEntity, { id: access.id });
-    return present(workspace, access.role);
+    return present(await this.repo().findById(access.id), access.role);
   }
 
   async members(
@@ -130,59 +119,25 @@ export class WorkspacesService {
   ): Promise<Page<WorkspaceMember>> {
     const page = request.page ?? 1;
     const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
-    const manager = this.dataSource.manager;
-    const [rows, total] = await manager.findAndCount(WorkspaceMemberEntity, {
-      where: { workspaceId: access.id },
-      order: { joinedAt: 'ASC', userId: 'ASC' },
-      skip: (page - 1) * pageSize,
-      take: pageSize,
-    });
-    const users = rows.length
-      ? await manager.findBy(CollabUserEntity, { id: In(rows.map((r) => r.userId)) })
-      : [];
-    const byId = new Map(users.map((u) => [u.id, u]));
-    const items = rows.flatMap((row) => {
-      const user = byId.get(row.userId);
-      return user ? [presentMember(row, user)] : [];
-    });
-    return { items, total, page, pageSize };
+    const [rows, total] = await this.repo().membersOf(access.id, { page, pageSize });
+    return { items: rows.map((r) => presentMember(r.member, r.user)), total, page, pageSize };
   }
 
   /** Every member with their user record (for `GET /v1/users`). */
   async allMembers(workspaceId: string): Promise<{ user: CollabUserEntity; role: WorkspaceRole }[]> {
-    const manager = this.dataSource.manager;
-    const rows = await manager.find(WorkspaceMemberEntity, {
-      where: { workspaceId },
-      order: { joinedAt: 'ASC' },
-    });
-    const users = rows.length
-      ? await manager.findBy(CollabUserEntity, { id: In(rows.map((r) => r.userId)) })
-      : [];
-    const byId = new Map(users.map((u) => [u.id, u]));
-    return rows.flatMap((row) => {
-      const user = byId.get(row.userId);
-      return user ? [{ user, role: row.role }] : [];
-    });
+    const [rows] = await this.repo().membersOf(workspaceId);
+    return rows.map((r) => ({ user: r.user, role: r.member.role }));
   }
 
-  private async memberByUsername(manager: EntityManager, workspaceId: string, username: string) {
-    const user = await manager.findOneBy(CollabUserEntity, { username: username.toLowerCase() });
-    const member = user
-      ? await manager.findOne(WorkspaceMemberEntity, {
-          where: { workspaceId, userId: user.id },
-          lock: { mode: 'pessimistic_write' },
-        })
-      : null;
-    if (!user || !member) throw new NotFoundError('No such member');
-    return { user, member };
+  private async memberByUsername(repo: WorkspacesRepository, workspaceId: string, username: string) {
+    const found = await repo.lockMemberByUsername(workspaceId, username);
+    if (!found) throw new NotFoundError('No such member');
+    return found;
   }
 
-  private async keepAnOwner(manager: EntityManager, workspaceId: string): Promise<void> {
-    const owners = await manager.query(
-      'SELECT user_id FROM workspace_members WHERE workspace_id = $1 AND role = $2 FOR UPDATE',
-      [workspaceId, 'owner'],
-    );
-    if (owners.length <= 1) throw new ConflictError('A workspace keeps at least one owner');
+  private async keepAnOwner(repo: WorkspacesRepository, workspaceId: string): Promise<void> {
+    if ((await repo.lockOwnerCount(workspaceId)) <= 1)
+      throw new ConflictError('A workspace keeps at least one owner');
   }
 
   /** `actor` (who changes it) names the `update` event; without it the event says `system`. */
@@ -193,12 +148,13 @@ export class WorkspacesService {
     actor: EventActor = 'system',
   ): Promise<WorkspaceMember> {
     return this.dataSource.transaction(async (manager) => {
-      const { user, member } = await this.memberByUsername(manager, access.id, username);
+      const repo = this.repo(manager);
+      const { user, member } = await this.memberByUsername(repo, access.id, username);
       if ((role === 'owner' || member.role === 'owner') && access.role !== 'owner') {
         throw new ForbiddenError('Only an owner can grant or take the owner role');
       }
-      if (member.role === 'owner' && role !== 'owner') await this.keepAnOwner(manager, access.id);
-      await manager.update(WorkspaceMemberEntity, { workspaceId: access.id, userId: user.id }, { role });
+      if (member.role === 'owner' && role !== 'owner') await this.keepAnOwner(repo, access.id);
+      await repo.setRole(access.id, user.id, role);
       if (member.role !== role) await this.memberChanged(manager, access, actor, user.username, role);
       return presentMember({ ...member, role }, user);
     });
@@ -207,17 +163,18 @@ export class WorkspacesService {
   /** Managers remove members (owners only by an owner); anyone may leave. */
   async remove(access: WorkspaceAccess, actorId: string, username: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
-      const { user, member } = await this.memberByUsername(manager, access.id, username);
+      const repo = this.repo(manager);
+      const { user, member } = await this.memberByUsername(repo, access.id, username);
       if (user.id !== actorId && !atLeast(access.role, 'manager')) {
         throw new ForbiddenError('This needs the manager role or higher');
       }
       if (member.role === 'owner' && user.id !== actorId && access.role !== 'owner') {
         throw new ForbiddenError('Only an owner can remove an owner');
       }
-      if (member.role === 'owner') await this.keepAnOwner(manager, access.id);
-      await manager.delete(WorkspaceMemberEntity, { workspaceId: access.id, userId: user.id });
+      if (member.role === 'owner') await this.keepAnOwner(repo, access.id);
+      await repo.deleteMember(access.id, user.id);
       if (this.events) {
-        const actor = user.id === actorId ? user : await manager.findOneBy(CollabUserEntity, { id: actorId });
+        const actor = user.id === actorId ? user : await repo.userById(actorId);
         await this.memberChanged(manager, access, actor ?? 'system', user.username, null);
       }
     });
