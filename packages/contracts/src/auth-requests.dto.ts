@@ -10,8 +10,8 @@ import {
 import { NestedList } from './schema';
 import { IsUserMetadata, type UserMetadataData } from './user-metadata';
 
-/** `POST /auth/signup`: one of `email` or `phone`, a password, optional profile data. */
-export class SignupRequest {
+/** An account's address: `email`, or `phone` in international format (`+14155550123`). */
+export class AddressFields {
   @IsOptional()
   @IsEmailAddress()
   email?: string;
@@ -20,7 +20,10 @@ export class SignupRequest {
   @IsOptional()
   @IsE164()
   phone?: string;
+}
 
+/** `POST /auth/signup`: one of `email` or `phone`, a password, optional profile data. */
+export class SignupRequest extends AddressFields {
   @IsString()
   @MaxLength(MAX_PASSWORD_LENGTH)
   password: string;
@@ -81,15 +84,7 @@ export class VerifyPhoneOtpRequest {
 }
 
 /** A one-time code to redeem: `email` (or `phone` for SMS) with the 6-digit `token`, or the link's `token_hash`. */
-export class CodeRedemptionFields {
-  @IsOptional()
-  @IsEmailAddress()
-  email?: string;
-
-  @IsOptional()
-  @IsE164()
-  phone?: string;
-
+export class CodeRedemptionFields extends AddressFields {
   @IsOptional()
   @IsOtpCode()
   token?: string;
@@ -147,15 +142,7 @@ export class TokenQuery {
 }
 
 /** Body of `POST /auth/token`: `email`/`phone` + `password`, or `refresh_token`. */
-export class TokenRequest {
-  @IsOptional()
-  @IsEmailAddress()
-  email?: string;
-
-  @IsOptional()
-  @IsE164()
-  phone?: string;
-
+export class TokenRequest extends AddressFields {
   @IsOptional()
   @IsString()
   @IsNotEmpty()

@@ -10,9 +10,9 @@ import {
   MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { CodeRedemptionFields, SignupRequest, TokenRequest } from './auth-requests.dto';
+import { AddressFields, CodeRedemptionFields, SignupRequest, TokenRequest } from './auth-requests.dto';
 import { User } from './auth-user.dto';
-import { IsE164, IsEmailAddress, MAX_PASSWORD_LENGTH } from './auth-validators';
+import { IsEmailAddress, MAX_PASSWORD_LENGTH } from './auth-validators';
 import { FieldErrorDto } from './error-body.dto';
 import { NestedList } from './schema';
 import { IsUserMetadata, type UserMetadataData } from './user-metadata';
@@ -94,15 +94,7 @@ export class GoTrueTokenRequest extends TokenRequest {
 }
 
 /** An address and `data` (user_metadata), as the OTP and user routes take them. */
-export class GoTrueContactFields {
-  @IsOptional()
-  @IsEmailAddress()
-  email?: string;
-
-  @IsOptional()
-  @IsE164()
-  phone?: string;
-
+export class GoTrueContactFields extends AddressFields {
   @IsOptional()
   @IsUserMetadata()
   data?: UserMetadataData;
