@@ -78,7 +78,7 @@ function operations(doc: Document) {
   for (const [template, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
       const streams = Object.values(op.responses ?? {}).some((r) => r.content?.['text/event-stream']);
-      if (streams && method === 'get') continue; // an open stream never ends; its errors are tested in events.test.ts
+      if (streams && method === 'get') continue; // an open stream never ends; its errors are tested in events-stream.test.ts
       const values = template.includes('{')
         ? ['%00', 'x'.repeat(3000), '..%2F..%2Fetc', '01a20a3b-0000-7000-8000-000000000000']
         : [''];

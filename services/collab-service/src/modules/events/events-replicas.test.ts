@@ -1,0 +1,65 @@
+import { expectEventually } from '@hwp/platform/test-kit';
+import { collabAs, type Stack } from '../../../test/support/collab-test-kit';
+import { eventsModuleFor, useEventsStack } from '../../../test/support/events-kit';
+
+let stack: Stack;
+const { listen, open, workspace } = useEventsStack((started) => {
+  stack = started;
+});
+
+describe('GET /v1/events across replicas', () => {
+  test('an event emitted through one process reaches a client connected to another', async () => {
+    // A long heartbeat: the periodic catch-up from the log cannot stand in for the broker here.
+    const replica = await stack.startCollabReplica({ SSE_HEARTBEAT_MS: '60000' });
+    const replicaBase = await listen(replica);
+    const { ws, owner, others } = await workspace('engineer');
+    const [engineer] = others;
+    const onReplica = await open(engineer.user, `workspace=${ws.name}`, {}, replicaBase);
+    expect(onReplica.status).toBe(200);
+
+    // Presence written by the replica is what the first process reports.
+    await expectEventually(async () => {
+      const res = await collabAs(stack.collab.app, owner.user)
+        .get(`/v1/users?workspace=${ws.name}`)
+        .expect(200);
+      expect(res.body.items.find((u: { id: string }) => u.id === engineer.id)?.online).toBe(true);
+    });
+
+    await collabAs(stack.collab.app, owner.user)
+      .patch(`/v1/workspaces/${ws.name}/members/${engineer.username}`)
+      .send({ role: 'viewer' })
+      .expect(200);
+    const got = await onReplica.waitFor((e) => e.type === 'update');
+    expect(got.data).toEqual({ kind: 'member', username: engineer.username, role: 'viewer' });
+
+    // And the other way round: emitted on the replica, seen on the first process.
+    const onFirst = await open(owner.user, `workspace=${ws.name}`);
+    await expectEventually(() => expect(onFirst.retry).not.toBeNull());
+    const fromReplica = await replica.deps.bus.transaction((manager) =>
+      eventsModuleFor(replica.deps).events.emit(
+        manager,
+        ws,
+        'task',
+        { from: 'replica' },
+        { actor: 'system' },
+      ),
+    );
+    const seen = await onFirst.waitFor((e) => e.id === fromReplica.id);
+    expect(seen).toMatchObject({ type: 'task', actor: 'system', data: { from: 'replica' } });
+  });
+
+  test('sends a heartbeat comment every SSE_HEARTBEAT_MS and ends streams on shutdown', async () => {
+    const replica = await stack.startCollabReplica({ SSE_HEARTBEAT_MS: '200' });
+    const replicaBase = await listen(replica);
+    const { ws, owner } = await workspace();
+    const client = await open(owner.user, `workspace=${ws.name}`, {}, replicaBase);
+    // Generous for a busy machine, and still short of the two default intervals (2 x 15 s) that
+    // two heartbeats would take if the setting were ignored.
+    await expectEventually(
+      () => expect(client.comments.filter((c) => c === 'heartbeat').length).toBeGreaterThan(1),
+      { timeoutMs: 20_000 },
+    );
+    await replica.deps.lifecycle.shutdown();
+    await expectEventually(() => expect(client.ended).toBe(true), { timeoutMs: 15_000 });
+  });
+});

@@ -1,0 +1,103 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Papa from 'papaparse';
+import {
+  type ParsedSheet,
+  parseSpreadsheet,
+  SpreadsheetError,
+} from '../../src/modules/parts/import/parse-spreadsheet';
+import { collabAs, type Stack, startStack, type TestUser, teamWorkspace } from './collab-test-kit';
+import { SseClient } from './sse-client';
+
+/** What the tests of src/modules/parts/import share: spreadsheet parsing helpers and the import stack. */
+
+export const MB = 1024 * 1024;
+
+/** The rows as objects keyed by header, to compare against. */
+export const records = (sheet: ParsedSheet) =>
+  sheet.rows.map((values) => Object.fromEntries(sheet.headers.map((header, i) => [header, values[i]])));
+
+export const csv = (text: string, filename = 'parts.csv', contentType = 'text/csv') =>
+  parseSpreadsheet({ buffer: Buffer.from(text, 'utf8'), filename, contentType });
+
+/** The SpreadsheetError a promise rejects with (fails the test when it resolves or throws another error). */
+export async function refusal(promise: Promise<unknown>): Promise<SpreadsheetError> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!(error instanceof SpreadsheetError))
+    throw new Error(`expected a SpreadsheetError, got ${String(error)}`);
+  return error;
+}
+
+/** CSV with the union of the rows' keys as header (blank where a row has no value). */
+export function csvOf(rows: Record<string, string | undefined>[]): Buffer {
+  const fields = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  return Buffer.from(Papa.unparse({ fields, data: rows.map((r) => fields.map((f) => r[f] ?? '')) }), 'utf8');
+}
+
+/**
+ * A stack of its own (fresh databases) for the test file, started before its tests and stopped after
+ * them; the collaboration host also listens on a real port, for streams and aborted uploads.
+ * `started` gets the stack and that port's base URL. Returns helpers bound to the stack.
+ */
+export function usePartImportStack(started: (running: { stack: Stack; base: string }) => void = () => {}) {
+  let stack: Stack;
+  let server: Server;
+  let base: string;
+  const clients: SseClient[] = [];
+
+  beforeAll(async () => {
+    // One import at a time and no waiting for a slot, so a test can see the second one turned away.
+    stack = await startStack({ collab: { IMPORT_CONCURRENCY: '1', IMPORT_QUEUE_WAIT_MS: '1' } });
+    server = createServer(stack.collab.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    started({ stack, base });
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const client of clients) client.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+    await stack?.stop();
+  });
+
+  const as = (user: TestUser) => collabAs(stack.collab.app, user);
+
+  const team = () => teamWorkspace(stack, 'imp');
+
+  function upload(
+    user: TestUser,
+    workspace: string,
+    file: Buffer,
+    options: { dryRun?: boolean; filename?: string; contentType?: string } = {},
+  ) {
+    return as(user)
+      .post('/v1/parts/import')
+      .field('workspace', workspace)
+      .field('dryRun', options.dryRun ? 'true' : 'false')
+      .attach('file', file, {
+        filename: options.filename ?? 'parts.csv',
+        contentType: options.contentType ?? 'text/csv',
+      });
+  }
+
+  async function partCount(workspaceId: string): Promise<number> {
+    const [{ count }] = await stack.collab.deps.dataSource.query(
+      'SELECT count(*)::int AS count FROM parts WHERE workspace_id = $1',
+      [workspaceId],
+    );
+    return count;
+  }
+
+  async function openStream(user: TestUser, workspace: string): Promise<SseClient> {
+    const client = await SseClient.open(base, `/v1/events?workspace=${workspace}`, user.token);
+    expect(client.status).toBe(200);
+    clients.push(client);
+    return client;
+  }
+
+  return { as, team, upload, partCount, openStream };
+}
