@@ -1,5 +1,6 @@
 import { IsIn, IsISO8601, IsOptional, IsString } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
+import { ANNOTATION_STATUSES } from './annotations.dto';
 import { ERROR_CODES, type ErrorCode } from './errors';
 import { PART_LIFECYCLES, PART_VERSION_STATUSES } from './part-constants';
 import { NestedList } from './schema';
@@ -49,9 +50,9 @@ export class ErrorBodyDto {
   @IsIn(['accepted', 'expired', 'revoked'])
   reason?: 'accepted' | 'expired' | 'revoked';
 
-  /** 409 of a part version move: the status the version is in. */
+  /** 409 of a part version or annotation move: the status it is in. */
   @IsOptional()
-  @IsIn(PART_VERSION_STATUSES)
+  @IsIn([...PART_VERSION_STATUSES, ...ANNOTATION_STATUSES])
   status?: string;
 
   /** 409 of a lifecycle move: the part's lifecycle and the moves allowed from it. */
@@ -59,9 +60,15 @@ export class ErrorBodyDto {
   @IsIn(PART_LIFECYCLES)
   lifecycle?: string;
 
+  /** ... and of an annotation move: the statuses allowed from it. */
   @IsOptional()
-  @IsIn(PART_LIFECYCLES, { each: true })
+  @IsIn([...PART_LIFECYCLES, ...ANNOTATION_STATUSES], { each: true })
   allowed?: string[];
+
+  /** 409 of an upload whose name is taken in the folder: the file (when the caller may see it). */
+  @IsOptional()
+  @IsString()
+  file_id?: string;
 
   /** 409 of replaying a dead letter: when it was replayed. */
   @IsOptional()

@@ -7,11 +7,14 @@ import { JSONSchema } from 'class-validator-jsonschema';
  * decorators describe the non-null value).
  */
 export function Nullable(): PropertyDecorator {
-  return JSONSchema((source) =>
-    '$ref' in source || 'allOf' in source || 'anyOf' in source || !source.type
-      ? { anyOf: [source, { type: 'null' }] }
-      : ({ ...source, type: [source.type, 'null'] } as typeof source),
-  ) as PropertyDecorator;
+  return JSONSchema((source) => {
+    if ('$ref' in source || 'allOf' in source || 'anyOf' in source || !source.type)
+      return { anyOf: [source, { type: 'null' }] };
+    const nullable = { ...source, type: [source.type, 'null'] } as typeof source;
+    // An enum lists its values: null must be among them too.
+    if (Array.isArray(source.enum)) nullable.enum = [...source.enum, null];
+    return nullable;
+  }) as PropertyDecorator;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { defineService } from '@hwp/platform';
 import type { ApiConfig } from './config';
 import { accountsFeature } from './modules/auth/accounts.feature';
+import { filesFeature } from './modules/files/files.feature';
 import { notificationsFeature } from './modules/notifications/notifications.feature';
 import { tenancyFeature } from './modules/tenants/tenancy.feature';
 import { tenantsFeature } from './modules/tenants/tenants.feature';
@@ -27,5 +28,5 @@ export const apiService = defineService<ApiConfig>({
       },
     },
   },
-  features: [notificationsFeature, tenancyFeature, accountsFeature, tenantsFeature],
+  features: [notificationsFeature, tenancyFeature, accountsFeature, tenantsFeature, filesFeature],
 });

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 
 /** The slice of s3rver 3.x we use (the package ships no types). */
 interface S3rverInstance {
@@ -24,6 +25,8 @@ export interface RunningS3rver {
   accessKeyId: string;
   secretAccessKey: string;
   region: string;
+  /** Every key in the bucket under `prefix` (through the S3 API, as a client would see them). */
+  keys(prefix?: string): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -60,6 +63,28 @@ export async function startS3rver(options: { bucket?: string } = {}): Promise<Ru
     accessKeyId: 'S3RVER',
     secretAccessKey: 'S3RVER',
     region: 'us-east-1',
+    async keys(prefix = '') {
+      const client = new S3Client({
+        endpoint: `http://127.0.0.1:${address.port}`,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+      });
+      try {
+        const keys: string[] = [];
+        let token: string | undefined;
+        do {
+          const page = await client.send(
+            new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+          );
+          keys.push(...(page.Contents ?? []).map((o) => o.Key ?? ''));
+          token = page.NextContinuationToken;
+        } while (token);
+        return keys;
+      } finally {
+        client.destroy();
+      }
+    },
     async stop() {
       await server.close();
       await rm(directory, { recursive: true, force: true });

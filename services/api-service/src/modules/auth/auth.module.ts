@@ -34,6 +34,8 @@ export interface AuthModule {
   sessions: SessionsService;
   hasher: PasswordHasher;
   keys: SigningKeys;
+  /** The service's HMAC secret (AUTH_SECRET or the persisted one); derive purpose keys from it. */
+  secret: string;
   /** passport-jwt: 401 without a valid token of a live session; CSRF check for cookie requests. */
   authenticate: RequestHandler;
   /** Standard per-client limit (60 per window). */
@@ -171,6 +173,7 @@ export function createAuthModule(
     sessions,
     hasher,
     keys,
+    secret,
     authenticate,
     standardLimit,
     aiLimit,

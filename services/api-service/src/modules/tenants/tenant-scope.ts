@@ -30,6 +30,11 @@ export class TenantScope {
     readonly tenantId: string,
   ) {}
 
+  /** The same tenant on another manager (inside a transaction). */
+  in(manager: EntityManager): TenantScope {
+    return manager === this.manager ? this : new TenantScope(manager, this.tenantId);
+  }
+
   repo<E extends TenantOwned>(entity: EntityTarget<E>): TenantScopedRepository<E> {
     return new ScopedRepository(this.manager, entity, tenantOwned, this.tenantId);
   }

@@ -1,0 +1,51 @@
+import { pipeline } from 'node:stream/promises';
+import { AppError, type BlobStore, parseRangeHeader } from '@hwp/platform';
+import type { Request, Response } from 'express';
+import type { OpenedFile } from './files.service';
+
+/** Nothing the browser receives from a download may run in our origin (an uploaded SVG or HTML). */
+const DOWNLOAD_CSP = "default-src 'none'; sandbox";
+
+/**
+ * Streams the current revision's bytes (or one `Range`) as an attachment. Quarantined files answer
+ * 403. Several ranges, or a header that is not `bytes=a-b`, get the whole file (RFC 9110 allows it).
+ */
+export async function sendFile(
+  blobs: BlobStore,
+  opened: OpenedFile,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const { file, revision } = opened;
+  if (revision.processingStatus === 'quarantined') {
+    throw new AppError('forbidden', 403, 'This file is quarantined: processing found it unsafe to hand out');
+  }
+  const header = req.get('range');
+  const wanted = header === undefined ? null : parseRangeHeader(header, revision.size);
+  if (wanted === 'unsatisfiable') {
+    throw new AppError('range_not_satisfiable', 416, `The file has ${revision.size} bytes`, {
+      headers: { 'Content-Range': `bytes */${revision.size}` },
+    });
+  }
+  const got = await blobs.get(revision.blobKey, wanted ?? undefined);
+  res.attachment(file.name);
+  res.set({
+    'Content-Type': revision.mimeType,
+    'Content-Length': String(got.size),
+    'Accept-Ranges': 'bytes',
+    ETag: `"${revision.sha256}"`,
+    'Last-Modified': revision.createdAt.toUTCString(),
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': DOWNLOAD_CSP,
+    'Cache-Control': 'private, no-cache',
+  });
+  if (got.range) {
+    res.status(206).set('Content-Range', `bytes ${got.range.start}-${got.range.end}/${got.totalSize}`);
+  } else res.status(200);
+  try {
+    await pipeline(got.body, res);
+  } catch {
+    // The client went away mid-body; the status line is out, so dropping the connection is all that is left.
+    res.destroy();
+  }
+}

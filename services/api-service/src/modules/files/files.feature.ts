@@ -1,0 +1,73 @@
+import { defineFeature } from '@hwp/platform';
+import type { ApiConfig } from '../../config';
+import type { AuthModule } from '../auth/auth.module';
+import type { TenancyExports } from '../tenants/tenancy.feature';
+import { createTenantResolver } from '../tenants/tenant-context';
+import { AnnotationsService } from './annotations.service';
+import { fileEntities } from './file.entity';
+import { FileAccessTokens } from './file-access-tokens';
+import { FilesService } from './files.service';
+import { CreateFiles1764000000000 } from './migrations/1764000000000-CreateFiles';
+import {
+  createAnnotation,
+  listAnnotations,
+  moveAnnotation,
+  replyToAnnotation,
+} from './routes/annotations.routes';
+import { downloadFile } from './routes/download.routes';
+import { fileRouting } from './routes/file-routing';
+import { accessToken, deleteFile, getFile, listFiles, setPermissions } from './routes/files.routes';
+import { getRevision, listRevisions, revertFile } from './routes/revisions.routes';
+import { uploadFile, uploadFiles } from './routes/upload.routes';
+
+export interface FilesExports {
+  files: FilesService;
+  annotations: AnnotationsService;
+}
+
+/** Engineering files of a tenant (section 4.3): uploads, revisions, downloads, permissions, annotations. */
+export const filesFeature = defineFeature<
+  ApiConfig,
+  FilesExports,
+  { tenancy: TenancyExports; accounts: AuthModule }
+>({
+  name: 'files',
+  entities: fileEntities,
+  migrations: [CreateFiles1764000000000],
+  build: (deps, { tenancy, accounts }) => {
+    const { dataSource, bus, blobs, config } = deps;
+    const files = new FilesService(dataSource, bus, blobs, tenancy.tenants);
+    const annotations = new AnnotationsService(dataSource, files);
+    const tokens = new FileAccessTokens(accounts.secret);
+    const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
+    const signedIn = [
+      accounts.authenticate,
+      accounts.standardLimit,
+      createTenantResolver(dataSource, tenancy.tenants),
+    ];
+    return {
+      routes: [
+        (api) => {
+          const routing = fileRouting(api, { files, signedIn });
+          // This order is the order of the OpenAPI document.
+          uploadFile(routing, blobs, maxBytes);
+          uploadFiles(routing, blobs, maxBytes);
+          listFiles(routing);
+          getFile(routing);
+          deleteFile(routing);
+          downloadFile(routing, blobs, tokens, accounts.standardLimit);
+          accessToken(routing, tokens);
+          setPermissions(routing);
+          listRevisions(routing);
+          getRevision(routing);
+          revertFile(routing);
+          createAnnotation(routing, annotations);
+          listAnnotations(routing, annotations);
+          replyToAnnotation(routing, annotations);
+          moveAnnotation(routing, annotations);
+        },
+      ],
+      exports: { files, annotations },
+    };
+  },
+});

@@ -1,0 +1,303 @@
+import {
+  DEFAULT_PAGE_SIZE,
+  type FileList,
+  type FilePermissions,
+  type FileRecord,
+  type FileRevision,
+  type FileRevisionList,
+  type FileUploadedData,
+  type ListFilesQuery,
+  RoutingKeys,
+  type UploadFileForm,
+} from '@hwp/contracts';
+import type { Bus } from '@hwp/platform';
+import { type BlobStore, ConflictError, ForbiddenError, NotFoundError, newId } from '@hwp/platform';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { ResolvedTenant } from '../tenants/tenant-context';
+import { TenantScope } from '../tenants/tenant-scope';
+import type { TenantsService } from '../tenants/tenants.service';
+import type { StoredUpload } from './blob-upload';
+import { FileEntity, FileRevisionEntity } from './file.entity';
+import { fileName, folderPath, mimeTypeOf } from './file-names';
+import { type FileAction, type FileActor, may, NO_PERMISSIONS } from './file-permissions';
+import { presentFile, presentRevision } from './files.presenter';
+import { FilesRepository } from './files.repository';
+
+/** A file and its current revision, as a route that serves bytes needs them. */
+export interface OpenedFile {
+  file: FileEntity;
+  revision: FileRevisionEntity;
+}
+
+/**
+ * Files of a tenant (section 4.3, DECISIONS.md section 3): uploads become revisions, bytes live in
+ * the blob store under the tenant's prefix, every change goes out as `file.uploaded.v1` through the
+ * outbox for the processing pipeline.
+ */
+export class FilesService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly bus: Bus,
+    private readonly blobs: BlobStore,
+    private readonly tenants: TenantsService,
+  ) {}
+
+  private repo(tenant: ResolvedTenant, manager: EntityManager = this.dataSource.manager): FilesRepository {
+    return new FilesRepository(tenant.scope.in(manager), manager);
+  }
+
+  async actor(userId: string, tenant: ResolvedTenant): Promise<FileActor> {
+    const teams = await this.tenants.membershipsOf(userId);
+    return { userId, teamIds: teams.map((t) => t.id), role: tenant.role };
+  }
+
+  /** The file if the actor may `action` it: 404 when they cannot even see it, 403 when they see it only. */
+  private async authorized(
+    repo: FilesRepository,
+    actor: FileActor,
+    id: string,
+    action: FileAction,
+    lock = false,
+  ): Promise<FileEntity> {
+    const file = await repo.findFile(id, lock);
+    if (!file || !may(file, actor, 'view')) throw new NotFoundError('File not found');
+    if (!may(file, actor, action)) throw new ForbiddenError(`You may not ${action} this file`);
+    return file;
+  }
+
+  private async record(repo: FilesRepository, file: FileEntity): Promise<FileRecord> {
+    const revision = await repo.currentRevision(file);
+    if (!revision) throw new Error(`file ${file.id} has no current revision`);
+    return presentFile(file, revision);
+  }
+
+  private async announce(
+    manager: EntityManager,
+    tenantId: string,
+    actor: string,
+    revision: FileRevisionEntity,
+  ) {
+    const data: FileUploadedData = {
+      fileId: revision.fileId,
+      revisionId: revision.id,
+      key: revision.blobKey,
+      size: revision.size,
+      sha256: revision.sha256,
+      mimeType: revision.mimeType,
+    };
+    await this.bus.outbox.add(manager, { type: RoutingKeys.fileUploaded, tenantId, actor, data });
+  }
+
+  /**
+   * Registers stored bytes as a new file, or as a new revision of the file of that name in that
+   * folder (`replace_if_exists`; else 409). The object is removed when nothing is registered.
+   */
+  async register(
+    tenant: ResolvedTenant,
+    userId: string,
+    stored: StoredUpload,
+    form: UploadFileForm,
+  ): Promise<FileRecord> {
+    try {
+      const name = fileName(stored.originalName);
+      const folder = folderPath(form.folder_path);
+      const actor = await this.actor(userId, tenant);
+      return await this.bus.transaction(async (manager) => {
+        const repo = this.repo(tenant, manager);
+        const now = new Date();
+        const existing = await repo.findByPath(folder, name);
+        if (existing && !form.replace_if_exists) {
+          throw new ConflictError(
+            `A file named "${name}" exists in ${folder}; send replace_if_exists=true for a new revision`,
+            {
+              field: 'file',
+              file_id: may(existing, actor, 'view') ? existing.id : undefined,
+            },
+          );
+        }
+        if (existing) {
+          if (!may(existing, actor, 'view'))
+            throw new ConflictError(`A file named "${name}" exists in ${folder}`);
+          if (!may(existing, actor, 'edit')) throw new ForbiddenError('You may not edit this file');
+        }
+        const file =
+          existing ??
+          (await repo.files.insert({
+            id: newId(),
+            folderPath: folder,
+            name,
+            productId: form.product_id ?? null,
+            description: form.description ?? '',
+            tags: form.tags ?? [],
+            isPublic: form.public ?? false,
+            permissions: NO_PERMISSIONS,
+            currentRevisionId: stored.revisionId,
+            revisionCount: 0,
+            createdBy: userId,
+            createdAt: now,
+            updatedAt: now,
+          }));
+        const revision = await repo.revisions.insert({
+          id: stored.revisionId,
+          fileId: file.id,
+          number: file.revisionCount + 1,
+          name,
+          blobKey: stored.key,
+          size: stored.size,
+          sha256: stored.sha256,
+          mimeType: mimeTypeOf(name),
+          createdBy: userId,
+          createdAt: now,
+          revertedFrom: null,
+          processingStatus: 'pending',
+          classification: null,
+          metadata: {},
+          stages: {},
+        });
+        file.currentRevisionId = revision.id;
+        file.revisionCount += 1;
+        file.updatedAt = now;
+        if (existing) {
+          if (form.description !== undefined) file.description = form.description;
+          if (form.tags !== undefined) file.tags = form.tags;
+          if (form.product_id !== undefined) file.productId = form.product_id;
+        }
+        await repo.files.save(file);
+        await repo.reindex(file.id);
+        await this.announce(manager, tenant.id, userId, revision);
+        return presentFile(file, revision);
+      });
+    } catch (error) {
+      await this.blobs.delete(stored.key).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async list(tenant: ResolvedTenant, userId: string, query: ListFilesQuery): Promise<FileList> {
+    const actor = await this.actor(userId, tenant);
+    const repo = this.repo(tenant);
+    const folder = query.folder_path !== undefined ? folderPath(query.folder_path) : undefined;
+    const privileged = tenant.role === 'owner' || tenant.role === 'admin';
+    const [files, total] = await repo.search(
+      query,
+      { userId, teamIds: [...actor.teamIds], privileged },
+      folder,
+    );
+    const items = await Promise.all(files.map((file) => this.record(repo, file)));
+    return { items, total, page: query.page ?? 1, pageSize: query.pageSize ?? DEFAULT_PAGE_SIZE };
+  }
+
+  async get(tenant: ResolvedTenant, userId: string, id: string): Promise<FileRecord> {
+    const repo = this.repo(tenant);
+    const file = await this.authorized(repo, await this.actor(userId, tenant), id, 'view');
+    return this.record(repo, file);
+  }
+
+  /** The file and the revision to serve, for a member allowed to view it. */
+  async open(tenant: ResolvedTenant, userId: string, id: string): Promise<OpenedFile> {
+    const repo = this.repo(tenant);
+    const file = await this.authorized(repo, await this.actor(userId, tenant), id, 'view');
+    const revision = await repo.currentRevision(file);
+    if (!revision) throw new NotFoundError('File not found');
+    return { file, revision };
+  }
+
+  /** The file a file access token opens (the token is the permission: issued to a viewer, this file only). */
+  async openForToken(claims: { tenantId: string; fileId: string }): Promise<OpenedFile> {
+    const repo = new FilesRepository(
+      new TenantScope(this.dataSource.manager, claims.tenantId),
+      this.dataSource.manager,
+    );
+    const file = await repo.findFile(claims.fileId);
+    const revision = file ? await repo.currentRevision(file) : null;
+    if (!file || !revision) throw new NotFoundError('File not found');
+    return { file, revision };
+  }
+
+  /** Deletes the file, its revisions and annotations; the bytes go once the rows are gone. */
+  async remove(tenant: ResolvedTenant, userId: string, id: string): Promise<void> {
+    const actor = await this.actor(userId, tenant);
+    const keys = await this.dataSource.transaction(async (manager) => {
+      const repo = this.repo(tenant, manager);
+      const file = await this.authorized(repo, actor, id, 'delete', true);
+      const revisions = await repo.revisionsOf(file.id);
+      await repo.files.delete({ id: file.id });
+      return [...new Set(revisions.map((r) => r.blobKey))];
+    });
+    for (const key of keys) await this.blobs.delete(key).catch(() => undefined);
+  }
+
+  async revisions(tenant: ResolvedTenant, userId: string, id: string): Promise<FileRevisionList> {
+    const repo = this.repo(tenant);
+    const file = await this.authorized(repo, await this.actor(userId, tenant), id, 'view');
+    const items = (await repo.revisionsOf(file.id)).map((r) => presentRevision(r, file));
+    return { items, total: items.length, page: 1, pageSize: Math.max(items.length, 1) };
+  }
+
+  async revision(
+    tenant: ResolvedTenant,
+    userId: string,
+    id: string,
+    revisionId: string,
+  ): Promise<FileRevision> {
+    const repo = this.repo(tenant);
+    const file = await this.authorized(repo, await this.actor(userId, tenant), id, 'view');
+    const revision = await repo.findRevision(file.id, revisionId);
+    if (!revision) throw new NotFoundError('Revision not found');
+    return presentRevision(revision, file);
+  }
+
+  /** A new revision with the old one's bytes and metadata; history is never rewritten. */
+  async revert(tenant: ResolvedTenant, userId: string, id: string, revisionId: string): Promise<FileRecord> {
+    const actor = await this.actor(userId, tenant);
+    return this.bus.transaction(async (manager) => {
+      const repo = this.repo(tenant, manager);
+      const file = await this.authorized(repo, actor, id, 'edit', true);
+      const old = await repo.findRevision(file.id, revisionId);
+      if (!old) throw new NotFoundError('Revision not found');
+      const now = new Date();
+      const revision = await repo.revisions.insert({
+        ...old,
+        id: newId(),
+        number: file.revisionCount + 1,
+        createdBy: userId,
+        createdAt: now,
+        revertedFrom: old.id,
+      });
+      file.currentRevisionId = revision.id;
+      file.revisionCount += 1;
+      file.updatedAt = now;
+      await repo.files.save(file);
+      await repo.reindex(file.id);
+      // Processing stages are copied with the bytes: a redelivery of this event finds them done.
+      await this.announce(manager, tenant.id, userId, revision);
+      return presentFile(file, revision);
+    });
+  }
+
+  /** Replaces the lists (the uploader and tenant admins only). */
+  async setPermissions(
+    tenant: ResolvedTenant,
+    userId: string,
+    id: string,
+    permissions: FilePermissions,
+  ): Promise<FileRecord> {
+    const actor = await this.actor(userId, tenant);
+    return this.dataSource.transaction(async (manager) => {
+      const repo = this.repo(tenant, manager);
+      const file = await this.authorized(repo, actor, id, 'view', true);
+      if (file.createdBy !== userId && tenant.role !== 'owner' && tenant.role !== 'admin') {
+        throw new ForbiddenError('Only the uploader or a tenant admin may change who can reach this file');
+      }
+      const unique = (ids: string[]) => [...new Set(ids.map((i) => i.toLowerCase()))];
+      file.permissions = {
+        view: unique(permissions.view),
+        edit: unique(permissions.edit),
+        delete: unique(permissions.delete),
+      };
+      file.updatedAt = new Date();
+      await repo.files.save(file);
+      return this.record(repo, file);
+    });
+  }
+}

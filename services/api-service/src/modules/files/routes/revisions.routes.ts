@@ -1,0 +1,49 @@
+import { FileRecord, FileRevision, FileRevisionList } from '@hwp/contracts';
+import { caller, type FileRouting, fileForbidden, fileNotFound } from './file-routing';
+
+export const listRevisions = ({ fileRoute, files }: FileRouting) =>
+  fileRoute({
+    method: 'get',
+    path: '/files/:file_id/revisions',
+    summary: 'Every revision of the file, newest first',
+    responses: {
+      200: { description: 'The revisions (one page)', schema: FileRevisionList },
+      404: fileNotFound,
+    },
+    handler: ({ params, req }) => {
+      const { userId, tenant } = caller(req);
+      return files.revisions(tenant, userId, params.file_id);
+    },
+  });
+
+export const getRevision = ({ fileRoute, files }: FileRouting) =>
+  fileRoute({
+    method: 'get',
+    path: '/files/:file_id/revisions/:revision_id',
+    summary: 'One revision',
+    responses: { 200: { description: 'The revision', schema: FileRevision }, 404: fileNotFound },
+    handler: ({ params, req }) => {
+      const { userId, tenant } = caller(req);
+      return files.revision(tenant, userId, params.file_id, params.revision_id);
+    },
+  });
+
+export const revertFile = ({ fileRoute, files }: FileRouting) =>
+  fileRoute({
+    method: 'post',
+    path: '/files/:file_id/revert/:revision_id',
+    summary: 'Make an earlier revision current again, as a new revision (history is kept)',
+    status: 201,
+    responses: {
+      201: {
+        description: 'The file record, its new current revision copying the old one',
+        schema: FileRecord,
+      },
+      403: fileForbidden,
+      404: fileNotFound,
+    },
+    handler: ({ params, req }) => {
+      const { userId, tenant } = caller(req);
+      return files.revert(tenant, userId, params.file_id, params.revision_id);
+    },
+  });

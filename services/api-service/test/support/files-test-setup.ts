@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import type { FileRecord, Tenant } from '@hwp/contracts';
+import { startS3rver } from '@hwp/platform/test-kit';
+import request from 'supertest';
+import { type ApiTestService, as, signUp, startApi, type TestUser } from './api-test-kit';
+
+/** The API host on Postgres, RabbitMQ and an S3 server (s3rver), as production runs it. */
+export async function startFilesApi(env: Record<string, string> = {}) {
+  const s3 = await startS3rver();
+  const api = await startApi({
+    S3_BUCKET: s3.bucket,
+    S3_ENDPOINT: s3.endpoint,
+    S3_REGION: s3.region,
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    S3_FORCE_PATH_STYLE: 'true',
+    ...env,
+  });
+  return {
+    api,
+    s3,
+    async stop() {
+      await api.stop();
+      await s3.stop();
+    },
+  };
+}
+
+export const bytes = (n: number) => randomBytes(n);
+
+/** A team tenant: the owner and a plain member, both signed up. */
+export async function team(
+  api: ApiTestService,
+): Promise<{ owner: TestUser; member: TestUser; tenant: Tenant }> {
+  const [owner, member] = await Promise.all([signUp(api.app), signUp(api.app)]);
+  const created = await as(api.app, owner)
+    .post('/tenant/create')
+    .send({ name: `Team ${randomBytes(3).toString('hex')}` });
+  expect(created.status).toBe(201);
+  const tenant = created.body as Tenant;
+  const added = await as(api.app, owner)
+    .post(`/tenant/${tenant.id}/members`)
+    .send({ email: member.email, role: 'member' });
+  expect(added.status).toBe(201);
+  return { owner, member, tenant };
+}
+
+/** A request of `user` in `tenantId` (X-Tenant-ID). */
+export function inTenant(api: ApiTestService, user: TestUser, tenantId: string) {
+  const client = as(api.app, user);
+  return {
+    get: (path: string) => client.get(path).set('X-Tenant-ID', tenantId),
+    post: (path: string) => client.post(path).set('X-Tenant-ID', tenantId),
+    put: (path: string) => client.put(path).set('X-Tenant-ID', tenantId),
+    patch: (path: string) => client.patch(path).set('X-Tenant-ID', tenantId),
+    delete: (path: string) => client.delete(path).set('X-Tenant-ID', tenantId),
+  };
+}
+
+/** Uploads `content` as `name` (fields as form fields); expects `status` and returns the body. */
+export async function upload(
+  client: { post: (path: string) => request.Test },
+  name: string,
+  content: Buffer | string,
+  fields: Record<string, string> = {},
+  status = 201,
+): Promise<FileRecord> {
+  let req = client.post('/files/upload');
+  for (const [key, value] of Object.entries(fields)) req = req.field(key, value);
+  const res = await req.attach('file', Buffer.from(content), name);
+  if (res.status !== status) throw new Error(`upload ${name}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body as FileRecord;
+}
+
+/** supertest's parser for binary bodies (downloads). */
+export function binary(res: request.Response, done: (error: Error | null, body: Buffer) => void): void {
+  const stream = res as unknown as NodeJS.ReadableStream;
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.on('end', () => done(null, Buffer.concat(chunks)));
+}
