@@ -1,0 +1,153 @@
+import { connect } from 'node:net';
+import type { Annotation, FileRecord } from '@hwp/contracts';
+import { expectEventually, listen } from '@hwp/platform/test-kit';
+import { as, signUp } from '../../../test/support/api-test-kit';
+import { bytes, inTenant, startFilesApi, team, upload } from '../../../test/support/files-test-setup';
+
+let stack: Awaited<ReturnType<typeof startFilesApi>>;
+beforeAll(async () => {
+  stack = await startFilesApi({ MAX_UPLOAD_MB: '1' });
+}, 60_000);
+afterAll(() => stack?.stop());
+
+const MB = 1024 * 1024;
+
+/** Sends the head of a multipart upload of `announced` bytes, `sent` of them, then cuts the connection. */
+async function cutOffUpload(token: string, announced: number, sent: number): Promise<void> {
+  const server = await listen(stack.api.app);
+  const url = new URL(server.url);
+  const boundary = 'cutoffboundary';
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="half.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+  const tail = `\r\n--${boundary}--\r\n`;
+  const socket = connect(Number(url.port), url.hostname);
+  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  socket.write(
+    `POST /files/upload HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\n` +
+      `Content-Type: multipart/form-data; boundary=${boundary}\r\n` +
+      `Content-Length: ${Buffer.byteLength(head) + announced + Buffer.byteLength(tail)}\r\n\r\n${head}`,
+  );
+  socket.write(bytes(sent));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  socket.destroy();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await server.close();
+}
+
+describe('limits and failures', () => {
+  test('an upload cut off halfway leaves no record and no object', async () => {
+    const user = await signUp(stack.api.app);
+    const tenantId = (await upload(as(stack.api.app, user), 'keep.txt', 'kept')).tenant_id;
+    const before = await stack.s3.keys(`tenants/${tenantId}/`);
+    expect(before).toHaveLength(1);
+    await cutOffUpload(user.token, 900_000, 400_000);
+    await expectEventually(async () => expect(await stack.s3.keys(`tenants/${tenantId}/`)).toEqual(before));
+    const listed = await as(stack.api.app, user).get('/files');
+    expect(listed.body.items.map((f: FileRecord) => f.name)).toEqual(['keep.txt']);
+  });
+
+  test('over MAX_UPLOAD_MB: 413, announced or streamed, and nothing stays', async () => {
+    const user = await signUp(stack.api.app);
+    const client = as(stack.api.app, user);
+    const streamed = await client.post('/files/upload').attach('file', bytes(MB + 10), 'big.bin');
+    expect(streamed.status).toBe(413);
+    expect(streamed.body.code).toBe('payload_too_large');
+    const announced = await client
+      .post('/files/upload')
+      .set('Content-Type', 'multipart/form-data; boundary=x')
+      .set('Content-Length', String(5 * MB))
+      .send('--x\r\n');
+    expect(announced.status).toBe(413);
+    expect((await client.get('/files')).body.total).toBe(0);
+    const tenantId = (await client.get('/tenant/current')).body.id as string;
+    await expectEventually(async () => expect(await stack.s3.keys(`tenants/${tenantId}/`)).toEqual([]));
+  });
+
+  test('multiple-upload stores each file or says why not, and refuses more than 20', async () => {
+    const user = await signUp(stack.api.app);
+    const client = as(stack.api.app, user);
+    await upload(client, 'taken.txt', 'x');
+    const res = await client
+      .post('/files/multiple-upload')
+      .field('folder_path', '/batch')
+      .attach('files', Buffer.from('one'), 'one.txt')
+      .attach('files', Buffer.from('two'), 'two.txt')
+      .attach('files', Buffer.from('again'), 'one.txt');
+    expect(res.status).toBe(200);
+    expect(
+      res.body.items.map((i: { name: string; status: number; code?: string }) => [i.name, i.status, i.code]),
+    ).toEqual([
+      ['one.txt', 201, undefined],
+      ['two.txt', 201, undefined],
+      ['one.txt', 409, 'conflict'],
+    ]);
+    expect(res.body.items[0].file.path).toBe('/batch/one.txt');
+    let many = client.post('/files/multiple-upload');
+    for (let i = 0; i < 21; i++) many = many.attach('files', Buffer.from(`${i}`), `f${i}.txt`);
+    const tooMany = await many;
+    expect(tooMany.status).toBe(400);
+    expect((await client.get('/files').query({ folder_path: '/batch' })).body.total).toBe(2);
+  });
+});
+
+describe('annotations', () => {
+  test('members annotate and reply; status moves follow open <-> in-progress -> resolved -> open', async () => {
+    const { owner, member, tenant } = await team(stack.api);
+    const asOwner = inTenant(stack.api, owner, tenant.id);
+    const asMember = inTenant(stack.api, member, tenant.id);
+    const file = await upload(asOwner, 'housing.step', 'ISO-10303-21;');
+    const created = await asMember.post(`/files/${file.id}/annotations`).send({
+      text: 'Wall too thin',
+      position: { x: 1.5, y: -2, z: 0 },
+      target: { type: 'component', component_id: 'rib-3' },
+      color: '#FF8800',
+    });
+    expect(created.status).toBe(201);
+    const annotation = created.body as Annotation;
+    expect(annotation).toMatchObject({
+      file_id: file.id,
+      user_id: member.user.id,
+      status: 'open',
+      color: '#ff8800',
+      target: { type: 'component', component_id: 'rib-3' },
+      revision_id: file.current_revision_id,
+      replies: [],
+    });
+    const replied = await asOwner
+      .post(`/files/${file.id}/annotations/${annotation.id}/replies`)
+      .send({ text: 'Agreed, 2 mm' });
+    expect(replied.status).toBe(201);
+    expect(replied.body.replies).toEqual([
+      expect.objectContaining({ user_id: owner.user.id, text: 'Agreed, 2 mm' }),
+    ]);
+
+    const path = `/files/${file.id}/annotations/${annotation.id}`;
+    const skip = await asMember.patch(path).send({ status: 'resolved' });
+    expect(skip.status).toBe(409);
+    expect(skip.body).toMatchObject({ code: 'conflict', status: 'open', allowed: ['in-progress'] });
+    for (const status of ['in-progress', 'resolved', 'open'] as const) {
+      const moved = await asMember.patch(path).send({ status });
+      expect({ status, code: moved.status, now: moved.body.status }).toEqual({
+        status,
+        code: 200,
+        now: status,
+      });
+    }
+    const listed = await asOwner.get(`/files/${file.id}/annotations`);
+    expect(listed.body).toMatchObject({
+      total: 1,
+      items: [{ id: annotation.id, status: 'open', replies: [{ text: 'Agreed, 2 mm' }] }],
+    });
+  });
+
+  test('a missing component id, a bad color or NaN positions are refused', async () => {
+    const user = await signUp(stack.api.app);
+    const file = await upload(as(stack.api.app, user), 'p.stl', 'solid p');
+    const post = (body: object) => as(stack.api.app, user).post(`/files/${file.id}/annotations`).send(body);
+    expect(
+      (await post({ text: 'x', position: { x: 0, y: 0, z: 0 }, target: { type: 'component' } })).status,
+    ).toBe(400);
+    expect((await post({ text: 'x', position: { x: 0, y: 0, z: 0 }, color: 'red' })).status).toBe(400);
+    expect((await post({ text: 'x', position: { x: 0, y: 'a', z: 0 } })).status).toBe(400);
+    expect((await post({ text: '', position: { x: 0, y: 0, z: 0 } })).status).toBe(400);
+  });
+});
