@@ -7,8 +7,9 @@
 //
 // Prints licence -> package count, then every package under a licence that is not plainly
 // permissive. Exits 1 when
-//   - a package's licence expression requires a GPL-family licence (GPL, LGPL, AGPL): an
-//     OR expression offering a non-GPL alternative, e.g. "(MIT OR GPL-3.0)", is fine;
+//   - a package's licence expression requires GPL or AGPL: an OR expression offering a non-GPL
+//     alternative, e.g. "(MIT OR GPL-3.0)", is fine. LGPL is listed for review, not refused: the
+//     product may ship an LGPL library used unmodified and replaceable (libvips under sharp).
 //   - a package's licence is unknown / unparseable / proprietary ("UNLICENSED",
 //     "SEE LICENSE IN ...") and the package is not in infra/scripts/license-allowlist.json.
 // Exits 2 when the report itself cannot be produced or read.
@@ -61,7 +62,8 @@ const PERMISSIVE = new Set(
   ].map((id) => id.toLowerCase()),
 );
 
-const isGplFamily = (id) => /gpl/i.test(id); // GPL-*, LGPL-*, AGPL-*, GPLv3, ...
+// GPL-*, AGPL-*, GPLv3, ...; not LGPL-* (an unmodified, replaceable LGPL library is allowed).
+const isGplFamily = (id) => /gpl/i.test(id) && !/^lgpl/i.test(id);
 
 // ---------------------------------------------------------------------------
 // SPDX expressions: a tiny recursive-descent parser (OR binds looser than AND, WITH
@@ -147,8 +149,8 @@ function classify(text, inferred) {
   const raw = (text ?? '').trim();
   if (UNKNOWN_TEXT.test(raw)) return { verdict: 'unknown' };
   const ast = parseSpdx(raw);
-  if (!ast) return { verdict: /gpl/i.test(raw) ? 'gpl' : 'unknown' };
-  if (inferred && /gpl/i.test(raw)) return { verdict: 'gpl' };
+  if (!ast) return { verdict: isGplFamily(raw) ? 'gpl' : 'unknown' };
+  if (inferred && /(^|[^l])gpl/i.test(raw)) return { verdict: 'gpl' };
   if (!satisfiable(ast, (leaf) => !isGplFamily(leaf.id))) return { verdict: 'gpl' };
   if (satisfiable(ast, (leaf) => PERMISSIVE.has(leaf.id.toLowerCase()) && !leaf.exception)) {
     return { verdict: 'permissive' };
@@ -312,7 +314,7 @@ if (allowlisted.length > 0) {
 let failed = false;
 if (gplHits.length > 0) {
   failed = true;
-  console.error('\nFAIL: runtime dependencies whose licence requires a GPL-family licence (GPL/LGPL/AGPL):');
+  console.error('\nFAIL: runtime dependencies whose licence requires GPL or AGPL:');
   for (const p of gplHits) {
     console.error(
       `  ${p.id}: ${p.licence}${p.inferred ? '  (no licence field: guessed by pnpm from its LICENSE file)' : ''}`,
@@ -332,6 +334,6 @@ if (unknownHits.length > 0) {
 
 if (failed) process.exit(1);
 console.log(
-  `\nOK: no GPL-family or unknown licences among ${total} runtime package versions` +
+  `\nOK: no GPL/AGPL or unknown licences among ${total} runtime package versions` +
     (reviewHits.length > 0 ? ` (${reviewHits.length} listed above for review).` : '.'),
 );
