@@ -18,6 +18,7 @@ import { downloadFile } from './routes/download.routes';
 import { fileRouting } from './routes/file-routing';
 import { accessToken, deleteFile, getFile, listFiles, setPermissions } from './routes/files.routes';
 import { getRevision, listRevisions, revertFile } from './routes/revisions.routes';
+import { mountSharedRoutes } from './routes/shared.routes';
 import { uploadFile, uploadFiles } from './routes/upload.routes';
 
 export interface FilesExports {
@@ -65,6 +66,7 @@ export const filesFeature = defineFeature<
           listAnnotations(routing, annotations);
           replyToAnnotation(routing, annotations);
           moveAnnotation(routing, annotations);
+          mountSharedRoutes(api, files, blobs, [accounts.authenticate, accounts.standardLimit]);
         },
       ],
       exports: { files, annotations },

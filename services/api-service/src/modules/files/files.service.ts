@@ -7,6 +7,7 @@ import {
   type FileRevisionList,
   type FileUploadedData,
   type ListFilesQuery,
+  type PageQuery,
   RoutingKeys,
   type UploadFileForm,
 } from '@hwp/contracts';
@@ -22,6 +23,7 @@ import { fileName, folderPath, mimeTypeOf } from './file-names';
 import { type FileAction, type FileActor, may, NO_PERMISSIONS } from './file-permissions';
 import { presentFile, presentRevision } from './files.presenter';
 import { FilesRepository } from './files.repository';
+import { SharedFilesRepository } from './shared-files.repository';
 
 /** A file and its current revision, as a route that serves bytes needs them. */
 export interface OpenedFile {
@@ -210,6 +212,35 @@ export class FilesService {
     );
     const file = await repo.findFile(claims.fileId);
     const revision = file ? await repo.currentRevision(file) : null;
+    if (!file || !revision) throw new NotFoundError('File not found');
+    return { file, revision };
+  }
+
+  /** The caller's ids (user and tenants) and the tenants they belong to, for the cross-tenant reads. */
+  private async sharedViewer(userId: string): Promise<{ ids: string[]; memberOf: string[] }> {
+    const memberOf = (await this.tenants.membershipsOf(userId)).map((t) => t.id);
+    return { ids: [userId, ...memberOf], memberOf };
+  }
+
+  /** Files of other tenants whose permissions name the caller or one of their teams (`GET /shared-with-me`). */
+  async sharedWithMe(userId: string, query: PageQuery): Promise<FileList> {
+    const shared = new SharedFilesRepository(this.dataSource.manager);
+    const { ids, memberOf } = await this.sharedViewer(userId);
+    const [files, total] = await shared.page(ids, memberOf, query);
+    const items = [];
+    for (const file of files) {
+      const revision = await shared.revision(file);
+      if (revision) items.push(presentFile(file, revision));
+    }
+    return { items, total, page: query.page ?? 1, pageSize: query.pageSize ?? DEFAULT_PAGE_SIZE };
+  }
+
+  /** One file shared with the caller from another tenant; 404 when it names neither them nor their teams. */
+  async openShared(userId: string, fileId: string): Promise<OpenedFile> {
+    const shared = new SharedFilesRepository(this.dataSource.manager);
+    const { ids, memberOf } = await this.sharedViewer(userId);
+    const file = await shared.one(ids, memberOf, fileId);
+    const revision = file ? await shared.revision(file) : null;
     if (!file || !revision) throw new NotFoundError('File not found');
     return { file, revision };
   }

@@ -261,4 +261,41 @@ describe('permissions and isolation', () => {
     expect((await as(stack.api.app, outsider).get(file.url)).status).toBe(404);
     expect((await as(stack.api.app, outsider).get(`/files/${file.id}/access-token`)).status).toBe(404);
   });
+
+  test('users of another tenant named in the permissions reach the file only through /shared', async () => {
+    const [owner, partner, teammate, stranger] = await Promise.all([
+      signUp(stack.api.app),
+      signUp(stack.api.app),
+      signUp(stack.api.app),
+      signUp(stack.api.app),
+    ]);
+    const file = await upload(as(stack.api.app, owner), 'drawing.pdf', '%PDF-1.7 drawing');
+    const partnerTeam = await as(stack.api.app, partner).post('/tenant/create').send({ name: 'Supplier' });
+    await as(stack.api.app, partner)
+      .post(`/tenant/${partnerTeam.body.id}/members`)
+      .send({ email: teammate.email, role: 'member' });
+    const shared = await as(stack.api.app, owner)
+      .put(`/files/${file.id}/permissions`)
+      .send({ view: [partner.user.id], edit: [], delete: [partnerTeam.body.id] });
+    expect(shared.status).toBe(200);
+
+    for (const user of [partner, teammate]) {
+      const list = await as(stack.api.app, user).get('/shared-with-me');
+      expect(list.body.items.map((f: FileRecord) => f.id)).toEqual([file.id]);
+      expect((await as(stack.api.app, user).get(`/shared/${file.id}`)).body.name).toBe('drawing.pdf');
+      const bytes = await as(stack.api.app, user)
+        .get(`/shared/${file.id}/download`)
+        .buffer(true)
+        .parse(binary);
+      expect((bytes.body as Buffer).toString()).toBe('%PDF-1.7 drawing');
+      // Inside their own tenants the file does not exist.
+      expect((await as(stack.api.app, user).get(`/files/${file.id}`)).status).toBe(404);
+      expect((await as(stack.api.app, user).delete(`/files/${file.id}`)).status).toBe(404);
+    }
+    expect((await as(stack.api.app, stranger).get('/shared-with-me')).body.items).toEqual([]);
+    expect((await as(stack.api.app, stranger).get(`/shared/${file.id}`)).status).toBe(404);
+    expect((await as(stack.api.app, stranger).get(`/shared/${file.id}/download`)).status).toBe(404);
+    // The owner's own files are not "shared with" them.
+    expect((await as(stack.api.app, owner).get('/shared-with-me')).body.items).toEqual([]);
+  });
 });
