@@ -375,3 +375,28 @@ export class UploadUrlRequest {
   @MaxLength(MAX_FOLDER_PATH)
   folder_path?: string;
 }
+
+/** `GET /files/{file_id}/cad-metadata`: what processing read out of the current revision. */
+export class CadMetadata {
+  @IsUUID()
+  file_id: string;
+
+  @IsUUID()
+  revision_id: string;
+
+  @IsIn(PROCESSING_STATUSES)
+  processing_status: ProcessingStatus;
+
+  @IsIn(FILE_CLASSIFICATIONS)
+  @Nullable()
+  classification: FileClassification | null;
+
+  /** The format the content is (`stl-binary`, `step`, `dxf`, `png`, ...), or null before processing or when unknown. */
+  @IsString()
+  @Nullable()
+  format: string | null;
+
+  @ValidateNested()
+  @Type(() => FileMetadata)
+  metadata: FileMetadata;
+}

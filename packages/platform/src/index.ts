@@ -35,3 +35,4 @@ export * from './runtime';
 export * from './secrets';
 export * from './service-app';
 export * from './start-failure';
+export * from './workers/start-worker';

@@ -10,6 +10,7 @@ import {
   loadConfig,
   pemPrivateKey,
   pemPublicKeys,
+  portNumber,
   positiveInt,
   urlOf,
 } from '@hwp/platform';
@@ -53,6 +54,11 @@ export interface ApiConfig extends BaseConfig {
   readonly TWILIO_AUTH_TOKEN?: string;
   readonly TWILIO_FROM?: string;
   readonly TWILIO_API_URL: string;
+  /** clamd for the virus scan stage; unset = the built-in checks only. Set but unreachable = fail closed. */
+  readonly CLAMD_HOST?: string;
+  readonly CLAMD_PORT: number;
+  /** Files larger than this get no content analysis (metadata, previews, text index). */
+  readonly PROCESSING_MAX_MB: number;
 }
 
 const positive = (desc: string, value: number) => positiveInt({ default: value, desc });
@@ -136,6 +142,9 @@ export function apiConfigSpecs() {
     TWILIO_AUTH_TOKEN: str({ default: undefined }),
     TWILIO_FROM: str({ default: undefined, desc: 'Sender number or messaging service' }),
     TWILIO_API_URL: httpUrl({ default: 'https://api.twilio.com', desc: 'Twilio API base URL' }),
+    CLAMD_HOST: str({ default: undefined, desc: 'clamd host for virus scans (unset: built-in checks only)' }),
+    CLAMD_PORT: portNumber({ default: 3310, desc: 'clamd TCP port' }),
+    PROCESSING_MAX_MB: positive('Largest file whose content processing analyses (MB)', 200),
   };
 }
 

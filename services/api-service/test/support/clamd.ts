@@ -24,14 +24,19 @@ export interface RunningClamd {
  * Debian's clamd on a free loopback port, offline: its only signature database is built here with
  * `sigtool --md5` of the EICAR file (a `.hdb`), so no download is needed.
  */
-export async function startClamd(): Promise<RunningClamd> {
+export async function startClamd(samples: Record<string, Buffer> = {}): Promise<RunningClamd> {
   const binary = clamdBinary();
   if (!binary) throw new Error('clamd is not installed (apt-get install -y clamav-daemon)');
   const dir = mkdtempSync(join(tmpdir(), 'hwp-clamd-'));
-  const sample = join(dir, 'eicar.com');
-  writeFileSync(sample, EICAR);
-  writeFileSync(join(dir, 'test.hdb'), execFileSync('sigtool', ['--md5', sample], { cwd: dir }));
-  rmSync(sample);
+  // Each sample's file name becomes its signature name.
+  const lines: Buffer[] = [];
+  for (const [name, content] of Object.entries({ 'Eicar-Test-Signature': Buffer.from(EICAR), ...samples })) {
+    const sample = join(dir, name);
+    writeFileSync(sample, content);
+    lines.push(execFileSync('sigtool', ['--md5', sample], { cwd: dir }));
+    rmSync(sample);
+  }
+  writeFileSync(join(dir, 'test.hdb'), Buffer.concat(lines));
   const port = await freePort();
   writeFileSync(
     join(dir, 'clamd.conf'),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FileRecord, Tenant } from '@hwp/contracts';
-import { startS3rver } from '@hwp/platform/test-kit';
+import { expectEventually, startS3rver } from '@hwp/platform/test-kit';
 import request from 'supertest';
 import { type ApiTestService, as, signUp, startApi, type TestUser } from './api-test-kit';
 
@@ -14,6 +14,8 @@ export async function startFilesApi(env: Record<string, string> = {}) {
     S3_ACCESS_KEY_ID: s3.accessKeyId,
     S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
     S3_FORCE_PATH_STYLE: 'true',
+    // Tests poll for the end of processing: the rate limit has tests of its own.
+    RATE_LIMIT_STANDARD_PER_WINDOW: '100000',
     ...env,
   });
   return {
@@ -78,4 +80,19 @@ export function binary(res: request.Response, done: (error: Error | null, body: 
   const chunks: Buffer[] = [];
   stream.on('data', (chunk: Buffer) => chunks.push(chunk));
   stream.on('end', () => done(null, Buffer.concat(chunks)));
+}
+
+/** Waits until processing of the file's current revision ended; returns the record then. */
+export async function settled(
+  client: { get: (path: string) => request.Test },
+  file: FileRecord,
+): Promise<FileRecord> {
+  return expectEventually(
+    async () => {
+      const res = await client.get(`/files/${file.id}`);
+      expect(['ready', 'quarantined', 'failed']).toContain(res.body.processing_status);
+      return res.body as FileRecord;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
 }

@@ -4,8 +4,10 @@ import type { AuthModule } from '../auth/auth.module';
 import type { TenancyExports } from '../tenants/tenancy.feature';
 import { createTenantResolver } from '../tenants/tenant-context';
 import { AnnotationsService } from './annotations.service';
+import { ClamdClient } from './clamd';
 import { fileEntities } from './file.entity';
 import { FileAccessTokens } from './file-access-tokens';
+import { FileProcessor } from './file-processing';
 import { FilesService } from './files.service';
 import { CreateFiles1764000000000 } from './migrations/1764000000000-CreateFiles';
 import {
@@ -14,6 +16,7 @@ import {
   moveAnnotation,
   replyToAnnotation,
 } from './routes/annotations.routes';
+import { cadMetadata, previewImage } from './routes/derived.routes';
 import { downloadFile } from './routes/download.routes';
 import { fileRouting } from './routes/file-routing';
 import { accessToken, deleteFile, getFile, listFiles, setPermissions } from './routes/files.routes';
@@ -23,6 +26,7 @@ import { uploadFile, uploadFiles } from './routes/upload.routes';
 
 export interface FilesExports {
   files: FilesService;
+  processor: FileProcessor;
   annotations: AnnotationsService;
 }
 
@@ -41,6 +45,10 @@ export const filesFeature = defineFeature<
     const annotations = new AnnotationsService(dataSource, files);
     const tokens = new FileAccessTokens(accounts.secret);
     const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
+    const processor = new FileProcessor(dataSource, bus, blobs, deps.logger, {
+      clamd: config.CLAMD_HOST ? new ClamdClient(config.CLAMD_HOST, config.CLAMD_PORT) : undefined,
+      maxAnalysisBytes: config.PROCESSING_MAX_MB * 1024 * 1024,
+    });
     const signedIn = [
       accounts.authenticate,
       accounts.standardLimit,
@@ -58,6 +66,9 @@ export const filesFeature = defineFeature<
           deleteFile(routing);
           downloadFile(routing, blobs, tokens, accounts.standardLimit);
           accessToken(routing, tokens);
+          cadMetadata(routing);
+          previewImage(routing, blobs, 'preview');
+          previewImage(routing, blobs, 'thumbnail');
           setPermissions(routing);
           listRevisions(routing);
           getRevision(routing);
@@ -69,7 +80,8 @@ export const filesFeature = defineFeature<
           mountSharedRoutes(api, files, blobs, [accounts.authenticate, accounts.standardLimit]);
         },
       ],
-      exports: { files, annotations },
+      consumers: () => processor.register(),
+      exports: { files, annotations, processor },
     };
   },
 });

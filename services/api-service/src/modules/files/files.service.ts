@@ -155,6 +155,7 @@ export class FilesService {
           classification: null,
           metadata: {},
           stages: {},
+          textContent: null,
         });
         file.currentRevisionId = revision.id;
         file.revisionCount += 1;
@@ -253,7 +254,10 @@ export class FilesService {
       const file = await this.authorized(repo, actor, id, 'delete', true);
       const revisions = await repo.revisionsOf(file.id);
       await repo.files.delete({ id: file.id });
-      return [...new Set(revisions.map((r) => r.blobKey))];
+      const previews = revisions.flatMap((r) =>
+        Object.values((r.stages.preview ?? {}) as Record<string, string>),
+      );
+      return [...new Set([...revisions.map((r) => r.blobKey), ...previews])];
     });
     for (const key of keys) await this.blobs.delete(key).catch(() => undefined);
   }

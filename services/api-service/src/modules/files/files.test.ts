@@ -2,7 +2,15 @@ import { createHash } from 'node:crypto';
 import type { FileRecord, FileRevisionList } from '@hwp/contracts';
 import request from 'supertest';
 import { as, signUp } from '../../../test/support/api-test-kit';
-import { binary, bytes, inTenant, startFilesApi, team, upload } from '../../../test/support/files-test-setup';
+import {
+  binary,
+  bytes,
+  inTenant,
+  settled,
+  startFilesApi,
+  team,
+  upload,
+} from '../../../test/support/files-test-setup';
 import { expectTenantIsolation } from '../../../test/support/tenant-isolation';
 
 let stack: Awaited<ReturnType<typeof startFilesApi>>;
@@ -70,7 +78,13 @@ describe('upload and download', () => {
 
     const listed = await as(stack.api.app, user).get('/files').query({ folder_path: '/chassis/brackets' });
     expect(listed.body.items.map((f: FileRecord) => f.id)).toEqual([file.id]);
-    expect((await as(stack.api.app, user).get(`/files/${file.id}`)).body).toEqual(file);
+    const final = await settled(as(stack.api.app, user), file);
+    expect(final).toEqual({
+      ...file,
+      processing_status: final.processing_status,
+      classification: final.classification,
+      metadata: final.metadata,
+    });
   });
 
   test('a temporary access token opens that file only, read only, without a bearer header', async () => {
@@ -220,7 +234,10 @@ describe('permissions and isolation', () => {
 
   test('another tenant never reaches a file', async () => {
     const [owner, outsider] = [await signUp(stack.api.app), await signUp(stack.api.app)];
-    const file = await upload(as(stack.api.app, owner), 'secret.step', 'ISO-10303-21;');
+    const file = await settled(
+      as(stack.api.app, owner),
+      await upload(as(stack.api.app, owner), 'secret.step', 'ISO-10303-21;'),
+    );
     const tenantId = file.tenant_id;
     const annotation = await as(stack.api.app, owner)
       .post(`/files/${file.id}/annotations`)

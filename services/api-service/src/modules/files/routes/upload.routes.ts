@@ -23,8 +23,10 @@ const FORM_FIELDS = {
   },
   description: { type: 'string', maxLength: 4000 },
   tags: {
-    description: 'Repeated, comma separated, or a JSON array',
-    oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'string' }],
+    type: 'array',
+    items: { type: 'string', maxLength: 100 },
+    maxItems: 50,
+    description: 'Repeated fields, or one field holding a comma separated list or a JSON array',
   },
   public: { type: 'boolean', default: false },
   replace_if_exists: {

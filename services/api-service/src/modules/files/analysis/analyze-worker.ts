@@ -1,0 +1,25 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { analyzeBuffer } from './content';
+import type { Detected } from './sniff';
+
+/** Entry of the analysis worker (see index.ts): parses `workerData.data` and posts the facts. */
+interface AnalyzeInput {
+  data: Uint8Array;
+  extension: string;
+  detected: Detected | null;
+  render: boolean;
+}
+
+if (parentPort) {
+  const input = workerData as AnalyzeInput;
+  const facts = analyzeBuffer(
+    Buffer.from(input.data.buffer, input.data.byteOffset, input.data.byteLength),
+    input.extension,
+    input.detected,
+    input.render,
+  );
+  const transfer = facts.renders
+    ? [facts.renders.preview.pixels.buffer, facts.renders.thumbnail.pixels.buffer]
+    : [];
+  parentPort.postMessage(facts, transfer as ArrayBuffer[]);
+}

@@ -1,0 +1,187 @@
+import type { Readable } from 'node:stream';
+import type { FileClassification, FileMetadata } from '@hwp/contracts';
+import { type BlobStore, startWorker } from '@hwp/platform';
+import sharp from 'sharp';
+import type { ClamdClient } from '../clamd';
+import type { FileRevisionEntity } from '../file.entity';
+import { extensionOf } from '../file-names';
+import type { ContentFacts } from './content';
+import { classify, contradicts, type Detected, detect } from './sniff';
+
+const HEAD_BYTES = 64 * 1024;
+/** The EICAR test file, put together here so this source is not itself flagged. */
+const EICAR = ['X5O!P%@AP[4\\PZX54(P^)7CC)7}$', 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*'].join('');
+const WORKER_TIMEOUT_MS = 120_000;
+const IMAGE_FORMATS: Detected[] = ['png', 'jpeg', 'gif', 'webp', 'tiff'];
+
+export interface ScanResult {
+  verdict: 'clean' | 'infected' | 'mismatch';
+  signature?: string;
+  engines: string[];
+  detected: Detected | null;
+}
+
+export interface ContentAnalysis {
+  metadata: FileMetadata;
+  classification: FileClassification;
+  text?: string;
+  previews?: { preview: Buffer; thumbnail: Buffer };
+}
+
+async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  return Buffer.concat(chunks);
+}
+
+async function range(
+  blobs: BlobStore,
+  revision: FileRevisionEntity,
+  start: number,
+  end: number,
+): Promise<Buffer> {
+  if (revision.size === 0 || start > end) return Buffer.alloc(0);
+  return readAll((await blobs.get(revision.blobKey, { start, end })).body);
+}
+
+const head = (blobs: BlobStore, revision: FileRevisionEntity) =>
+  range(blobs, revision, 0, Math.min(HEAD_BYTES, revision.size) - 1);
+
+/**
+ * The scan stage: the built-in checks (the EICAR test string in the first or last 64 KiB, content
+ * that contradicts its extension), then clamd over the whole content when configured. A clamd that
+ * cannot be reached throws (the message is retried): nothing is called clean without it.
+ */
+export async function scanContent(
+  blobs: BlobStore,
+  revision: FileRevisionEntity,
+  clamd?: ClamdClient,
+): Promise<ScanResult> {
+  const first = await head(blobs, revision);
+  const last =
+    revision.size > HEAD_BYTES
+      ? await range(blobs, revision, revision.size - HEAD_BYTES, revision.size - 1)
+      : first;
+  const detected = detect(first);
+  const engines = ['builtin'];
+  if (first.includes(EICAR) || last.includes(EICAR)) {
+    return { verdict: 'infected', signature: 'Eicar-Test-Signature (builtin)', engines, detected };
+  }
+  if (contradicts(detected, extensionOf(revision.name))) {
+    return { verdict: 'mismatch', signature: `Heuristics.ExtensionMismatch.${detected}`, engines, detected };
+  }
+  if (clamd) {
+    engines.push('clamd');
+    const verdict = await clamd.scan((await blobs.get(revision.blobKey)).body);
+    if (verdict.infected) return { verdict: 'infected', signature: verdict.signature, engines, detected };
+  }
+  return { verdict: 'clean', engines, detected };
+}
+
+const UNKNOWN: FileMetadata = { dimensions: null, components: null, software: null, custom_properties: {} };
+
+/** Parses in a worker thread (memory and time limited); a worker that fails leaves the facts unknown. */
+function analyzeInWorker(
+  data: Buffer,
+  extension: string,
+  detected: Detected | null,
+  render: boolean,
+): Promise<ContentFacts> {
+  const copy = new Uint8Array(data.byteLength);
+  copy.set(data);
+  return new Promise((resolve) => {
+    const worker = startWorker({
+      callerFile: __filename,
+      entry: 'analyze-worker',
+      extraDirs: ['../render'],
+      workerData: { data: copy, extension, detected, render },
+      transferList: [copy.buffer as ArrayBuffer],
+      resourceLimits: { maxOldGenerationSizeMb: 2048 },
+    });
+    const timer = setTimeout(() => {
+      void worker.terminate();
+      resolve({ metadata: UNKNOWN, error: `analysis took longer than ${WORKER_TIMEOUT_MS / 1000} s` });
+    }, WORKER_TIMEOUT_MS);
+    worker.once('message', (facts: ContentFacts) => {
+      clearTimeout(timer);
+      resolve(facts);
+      void worker.terminate();
+    });
+    worker.once('error', (error) => {
+      clearTimeout(timer);
+      resolve({ metadata: UNKNOWN, error: error.message });
+    });
+  });
+}
+
+const png = (image: { width: number; height: number; pixels: Uint8Array }) =>
+  sharp(Buffer.from(image.pixels.buffer, image.pixels.byteOffset, image.pixels.byteLength), {
+    raw: { width: image.width, height: image.height, channels: 3 },
+  })
+    .png()
+    .toBuffer();
+
+/** Metadata and previews of an image, through sharp (libvips); pixel limits keep bombs out. */
+async function analyzeImage(
+  data: Buffer,
+  render: boolean,
+): Promise<Pick<ContentAnalysis, 'metadata' | 'previews'>> {
+  try {
+    const info = await sharp(data, { limitInputPixels: 268_402_689 }).metadata();
+    const metadata: FileMetadata = {
+      dimensions: { width: info.width ?? null, height: info.height ?? null, depth: null, units: 'px' },
+      components: null,
+      software: null,
+      custom_properties: {
+        format: info.format,
+        channels: info.channels,
+        space: info.space,
+        has_alpha: info.hasAlpha,
+      },
+    };
+    if (!render) return { metadata };
+    const resized = (size: number) =>
+      sharp(data, { limitInputPixels: 268_402_689 })
+        .rotate()
+        .resize(size, size, { fit: 'inside', withoutEnlargement: true })
+        .png()
+        .toBuffer();
+    return { metadata, previews: { preview: await resized(512), thumbnail: await resized(128) } };
+  } catch (error) {
+    return {
+      metadata: {
+        ...UNKNOWN,
+        custom_properties: { error: error instanceof Error ? error.message : String(error) },
+      },
+    };
+  }
+}
+
+/** The metadata, preview and classification stages' work, from one read of the content. */
+export async function analyzeContent(
+  blobs: BlobStore,
+  revision: FileRevisionEntity,
+  options: { maxBytes: number; renderPreview: boolean },
+): Promise<ContentAnalysis> {
+  const extension = extensionOf(revision.name);
+  const detected = detect(await head(blobs, revision));
+  const classification = classify(detected, extension);
+  if (revision.size > options.maxBytes) {
+    return {
+      metadata: { ...UNKNOWN, custom_properties: { skipped: 'larger than PROCESSING_MAX_MB' } },
+      classification,
+    };
+  }
+  const data =
+    revision.size === 0 ? Buffer.alloc(0) : await readAll((await blobs.get(revision.blobKey)).body);
+  if (detected && IMAGE_FORMATS.includes(detected))
+    return { ...(await analyzeImage(data, options.renderPreview)), classification };
+  const facts = await analyzeInWorker(data, extension, detected, options.renderPreview);
+  const metadata = facts.error
+    ? { ...facts.metadata, custom_properties: { ...facts.metadata.custom_properties, error: facts.error } }
+    : facts.metadata;
+  const previews = facts.renders
+    ? { preview: await png(facts.renders.preview), thumbnail: await png(facts.renders.thumbnail) }
+    : undefined;
+  return { metadata, classification, text: facts.text, previews };
+}

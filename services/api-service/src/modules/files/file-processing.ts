@@ -1,0 +1,159 @@
+import {
+  type FileClassification,
+  type FileMetadata,
+  type FileUploadedData,
+  type ProcessingStatus,
+  RoutingKeys,
+} from '@hwp/contracts';
+import type { BlobStore, Bus, Logger } from '@hwp/platform';
+import { BlobNotFoundError } from '@hwp/platform';
+import type { DataSource, EntityManager } from 'typeorm';
+import { TenantScope } from '../tenants/tenant-scope';
+import { analyzeContent, type ContentAnalysis, type ScanResult, scanContent } from './analysis';
+import { classify } from './analysis/sniff';
+import type { ClamdClient } from './clamd';
+import { FileRevisionEntity } from './file.entity';
+import { extensionOf } from './file-names';
+import { FilesRepository } from './files.repository';
+
+/** The stages of section 4.3, in order; each records its result on the revision when done. */
+export const STAGES = ['scan', 'metadata', 'preview', 'index', 'classification'] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** `file.processed.v1`: processing of a revision ended. */
+export interface FileProcessedData {
+  fileId: string;
+  revisionId: string;
+  status: ProcessingStatus;
+  classification: FileClassification | null;
+}
+
+export interface ProcessingOptions {
+  clamd?: ClamdClient;
+  /** Files larger than this get no content analysis. */
+  maxAnalysisBytes: number;
+}
+
+const DONE: readonly ProcessingStatus[] = ['ready', 'quarantined', 'failed'];
+
+export const previewPrefix = (tenantId: string) => `tenants/${tenantId}/previews/`;
+
+/** Where a revision's preview images live (under the tenant's prefix, named by ids). */
+export function previewKey(tenantId: string, revisionId: string, kind: 'preview' | 'thumbnail'): string {
+  return `${previewPrefix(tenantId)}${revisionId}/${kind}.png`;
+}
+
+/**
+ * The processing pipeline (`file.uploaded.v1` -> `file.processed.v1`): scan, metadata, preview,
+ * index, classification. Idempotent per revision: a revision that finished is left alone, and each
+ * stage's result is committed as it is done, so a redelivery or a restart resumes where it stopped.
+ */
+export class FileProcessor {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly bus: Bus,
+    private readonly blobs: BlobStore,
+    private readonly logger: Logger,
+    private readonly options: ProcessingOptions,
+  ) {}
+
+  register(): Promise<void> {
+    return this.bus.subscribe(
+      { consumer: 'file-processing', patterns: [RoutingKeys.fileUploaded] },
+      (event, manager) => this.process(event.tenantId ?? '', event.data as FileUploadedData, manager),
+    );
+  }
+
+  async process(tenantId: string, data: FileUploadedData, manager: EntityManager): Promise<void> {
+    const scope = new TenantScope(this.dataSource.manager, tenantId);
+    const revisions = scope.repo(FileRevisionEntity);
+    const revision = await revisions.findOne({ id: data.revisionId });
+    // Deleted meanwhile, or already processed (a redelivery, or a revert that copied the results).
+    if (!revision || DONE.includes(revision.processingStatus)) return;
+    if (revision.processingStatus === 'pending')
+      await revisions.update({ id: revision.id }, { processingStatus: 'processing' });
+
+    const record = async (stage: Stage, result: Record<string, unknown>) => {
+      revision.stages = { ...revision.stages, [stage]: result };
+      await revisions.update({ id: revision.id }, { stages: revision.stages });
+    };
+    let status: ProcessingStatus = 'ready';
+    try {
+      let scan = revision.stages.scan as ScanResult | undefined;
+      if (!scan) {
+        scan = await scanContent(this.blobs, revision, this.options.clamd);
+        await record('scan', scan as unknown as Record<string, unknown>);
+      }
+      if (scan.verdict !== 'clean') {
+        status = 'quarantined';
+        // What it is can still be said (from the first bytes); nothing else is read out of it.
+        revision.classification = classify(scan.detected, extensionOf(revision.name));
+      } else {
+        const analysis = await this.analysis(revision, record, tenantId);
+        if (!revision.stages.index) {
+          // The text goes in now; the search vector is rebuilt with the final metadata below.
+          await revisions.update({ id: revision.id }, { textContent: analysis.text ?? null });
+          await record('index', { textChars: analysis.text?.length ?? 0 });
+        }
+        if (!revision.stages.classification)
+          await record('classification', { classification: analysis.classification });
+        revision.metadata = analysis.metadata;
+        revision.classification = analysis.classification;
+      }
+    } catch (error) {
+      if (error instanceof BlobNotFoundError) status = 'failed';
+      else throw error; // clamd unreachable and the like: retried by the bus, never marked clean
+    }
+    const inTransaction = scope.in(manager);
+    await inTransaction
+      .repo(FileRevisionEntity)
+      .update(
+        { id: revision.id },
+        { processingStatus: status, metadata: revision.metadata, classification: revision.classification },
+      );
+    await new FilesRepository(inTransaction, manager).reindex(revision.fileId);
+    const processed: FileProcessedData = {
+      fileId: revision.fileId,
+      revisionId: revision.id,
+      status,
+      classification: revision.classification,
+    };
+    await this.bus.outbox.add(manager, {
+      type: RoutingKeys.fileProcessed,
+      tenantId,
+      actor: 'system',
+      data: processed,
+    });
+    this.logger.info({ fileId: revision.fileId, revisionId: revision.id, status }, 'file processed');
+  }
+
+  /** Metadata and preview stages (each run once), from one read of the content. */
+  private async analysis(
+    revision: FileRevisionEntity,
+    record: (stage: Stage, result: Record<string, unknown>) => Promise<void>,
+    tenantId: string,
+  ): Promise<ContentAnalysis> {
+    const done = revision.stages.metadata as
+      | { metadata: FileMetadata; classification: FileClassification }
+      | undefined;
+    const analysis = await analyzeContent(this.blobs, revision, {
+      maxBytes: this.options.maxAnalysisBytes,
+      // The previews are written once; a resumed run only re-reads what the later stages need.
+      renderPreview: !revision.stages.preview,
+    });
+    if (!done)
+      await record('metadata', { metadata: analysis.metadata, classification: analysis.classification });
+    if (!revision.stages.preview) {
+      const stored: Record<string, string> = {};
+      for (const kind of ['preview', 'thumbnail'] as const) {
+        const png = analysis.previews?.[kind];
+        if (!png) continue;
+        const key = previewKey(tenantId, revision.id, kind);
+        await this.blobs.put(key, png, { contentType: 'image/png' });
+        stored[kind] = key;
+      }
+      await record('preview', stored);
+    }
+    return done ? { ...analysis, metadata: done.metadata, classification: done.classification } : analysis;
+  }
+}
