@@ -6,19 +6,34 @@ import type { OpenedFile } from './files.service';
 /** Nothing the browser receives from a download may run in our origin (an uploaded SVG or HTML). */
 const DOWNLOAD_CSP = "default-src 'none'; sandbox";
 
+/** How downloads are served: with `requireScan` (clamd configured), only bytes the scan passed. */
+export interface Downloads {
+  blobs: BlobStore;
+  requireScan: boolean;
+}
+
 /**
  * Streams the current revision's bytes (or one `Range`) as an attachment. Quarantined files answer
- * 403. Several ranges, or a header that is not `bytes=a-b`, get the whole file (RFC 9110 allows it).
+ * 403; with a virus scanner configured, bytes it has not passed yet answer 409 (fail closed).
+ * Several ranges, or a header that is not `bytes=a-b`, get the whole file (RFC 9110 allows it).
  */
 export async function sendFile(
-  blobs: BlobStore,
+  downloads: Downloads,
   opened: OpenedFile,
   req: Request,
   res: Response,
 ): Promise<void> {
+  const { blobs } = downloads;
   const { file, revision } = opened;
   if (revision.processingStatus === 'quarantined') {
     throw new AppError('forbidden', 403, 'This file is quarantined: processing found it unsafe to hand out');
+  }
+  const scan = revision.stages.scan as { verdict?: string } | undefined;
+  if (downloads.requireScan && scan?.verdict !== 'clean') {
+    throw new AppError('conflict', 409, 'The file has not passed the virus scan yet; try again shortly', {
+      retryable: true,
+      headers: { 'Retry-After': '5' },
+    });
   }
   const header = req.get('range');
   const wanted = header === undefined ? null : parseRangeHeader(header, revision.size);

@@ -218,3 +218,20 @@ describe('idempotence', () => {
     expect(await countProcessed()).toBe(1);
   });
 });
+
+describe('with clamd down (last: it stops clamd)', () => {
+  test('nothing is called clean: the revision stays in processing and its download answers 409', async () => {
+    await clamd.stop();
+    const client = as(stack.api.app, user);
+    const file = await upload(client, `${randomBytes(3).toString('hex')}-unscanned.txt`, 'not scanned');
+    await expectEventually(async () =>
+      expect((await client.get(`/files/${file.id}`)).body.processing_status).toBe('processing'),
+    );
+    // Still not clean after the bus retried it for a while.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await client.get(`/files/${file.id}`)).body.processing_status).toBe('processing');
+    const download = await client.get(file.url);
+    expect(download.status).toBe(409);
+    expect(download.headers['retry-after']).toBe('5');
+  });
+});

@@ -45,6 +45,8 @@ export const filesFeature = defineFeature<
     const annotations = new AnnotationsService(dataSource, files);
     const tokens = new FileAccessTokens(accounts.secret);
     const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
+    // With a virus scanner configured, only scanned bytes leave (fail closed).
+    const downloads = { blobs, requireScan: Boolean(config.CLAMD_HOST) };
     const processor = new FileProcessor(dataSource, bus, blobs, deps.logger, {
       clamd: config.CLAMD_HOST ? new ClamdClient(config.CLAMD_HOST, config.CLAMD_PORT) : undefined,
       maxAnalysisBytes: config.PROCESSING_MAX_MB * 1024 * 1024,
@@ -64,7 +66,7 @@ export const filesFeature = defineFeature<
           listFiles(routing);
           getFile(routing);
           deleteFile(routing);
-          downloadFile(routing, blobs, tokens, accounts.standardLimit);
+          downloadFile(routing, downloads, tokens, accounts.standardLimit);
           accessToken(routing, tokens);
           cadMetadata(routing);
           previewImage(routing, blobs, 'preview');
@@ -77,7 +79,7 @@ export const filesFeature = defineFeature<
           listAnnotations(routing, annotations);
           replyToAnnotation(routing, annotations);
           moveAnnotation(routing, annotations);
-          mountSharedRoutes(api, files, blobs, [accounts.authenticate, accounts.standardLimit]);
+          mountSharedRoutes(api, files, downloads, [accounts.authenticate, accounts.standardLimit]);
         },
       ],
       consumers: () => processor.register(),

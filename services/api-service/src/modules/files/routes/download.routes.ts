@@ -1,8 +1,8 @@
 import { DownloadQuery, ErrorBodyDto } from '@hwp/contracts';
-import { type BlobStore, UnauthorizedError } from '@hwp/platform';
+import { UnauthorizedError } from '@hwp/platform';
 import { type RequestHandler, Router } from 'express';
 import type { FileAccessClaims, FileAccessTokens } from '../file-access-tokens';
-import { sendFile } from '../file-download';
+import { type Downloads, sendFile } from '../file-download';
 import { caller, type FileRouting, fileNotFound } from './file-routing';
 
 /**
@@ -33,7 +33,7 @@ function downloadCredential(
 
 export const downloadFile = (
   { api, files, signedIn }: FileRouting,
-  blobs: BlobStore,
+  downloads: Downloads,
   tokens: FileAccessTokens,
   limit: RequestHandler,
 ) =>
@@ -63,6 +63,10 @@ export const downloadFile = (
         schema: { type: 'string', format: 'binary' },
       },
       403: { description: 'Quarantined by processing', schema: ErrorBodyDto },
+      409: {
+        description: 'A virus scanner is configured and has not passed these bytes yet (Retry-After)',
+        schema: ErrorBodyDto,
+      },
       404: fileNotFound,
       416: { description: 'The range starts past the end', schema: ErrorBodyDto },
     },
@@ -71,9 +75,9 @@ export const downloadFile = (
       if (claims) {
         if (claims.fileId !== params.file_id)
           throw new UnauthorizedError('This access token opens another file');
-        return sendFile(blobs, await files.openForToken(claims), req, res);
+        return sendFile(downloads, await files.openForToken(claims), req, res);
       }
       const { userId, tenant } = caller(req);
-      return sendFile(blobs, await files.open(tenant, userId, params.file_id), req, res);
+      return sendFile(downloads, await files.open(tenant, userId, params.file_id), req, res);
     },
   });

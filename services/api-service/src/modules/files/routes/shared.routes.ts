@@ -1,7 +1,7 @@
 import { DownloadQuery, ErrorBodyDto, FileList, FileRecord, PageQuery } from '@hwp/contracts';
-import { type ApiRouter, type BlobStore, UnauthorizedError } from '@hwp/platform';
+import { type ApiRouter, UnauthorizedError } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
-import { sendFile } from '../file-download';
+import { type Downloads, sendFile } from '../file-download';
 import { presentFile } from '../files.presenter';
 import type { FilesService } from '../files.service';
 
@@ -20,7 +20,7 @@ function userOf(req: Request): string {
 export function mountSharedRoutes(
   api: ApiRouter,
   files: FilesService,
-  blobs: BlobStore,
+  downloads: Downloads,
   signedIn: RequestHandler[],
 ): void {
   const common = { tags, security: ['bearerAuth'], before: signedIn, rateLimited: true };
@@ -62,10 +62,14 @@ export function mountSharedRoutes(
         schema: { type: 'string', format: 'binary' },
       },
       403: { description: 'Quarantined by processing', schema: ErrorBodyDto },
+      409: {
+        description: 'A virus scanner is configured and has not passed these bytes yet (Retry-After)',
+        schema: ErrorBodyDto,
+      },
       404: notShared,
       416: { description: 'The range starts past the end', schema: ErrorBodyDto },
     },
     handler: async ({ params, req, res }) =>
-      sendFile(blobs, await files.openShared(userOf(req), params.file_id), req, res),
+      sendFile(downloads, await files.openShared(userOf(req), params.file_id), req, res),
   });
 }
