@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import { expectEventually, latestMessage } from '@hwp/platform/test-kit';
+import { binaryStlBox } from '../services/api-service/test/support/cad-fixtures';
 import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
 import {
   embeddedDataDir,
@@ -144,6 +145,37 @@ describe('embedded default (one process, no external services)', () => {
     expect(
       ((await found.json()) as { items: { partNumber: string }[] }).items.map((p) => p.partNumber),
     ).toEqual(['E-2']);
+
+    // Files on the embedded default: uploads to the local blob folder, processing on the in-process bus.
+    const uploadOne = async (name: string, content: Buffer) => {
+      const body = new FormData();
+      body.set('file', new Blob([content]), name);
+      const res = await fetch(`${api}/files/upload`, { method: 'POST', headers: auth, body });
+      expect(res.status).toBe(201);
+      return (await res.json()) as { id: string; url: string; thumbnail_url: string };
+    };
+    const stl = await uploadOne('bracket.stl', binaryStlBox(10, 20, 30));
+    const done = await expectEventually(
+      async () => {
+        const res = await fetch(`${api}/files/${stl.id}`, { headers: auth });
+        const record = (await res.json()) as { processing_status: string; metadata: { dimensions: unknown } };
+        expect(record.processing_status).toBe('ready');
+        return record;
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    expect(done.metadata.dimensions).toEqual({ width: 10, height: 20, depth: 30, units: null });
+    expect((await fetch(`${api}${stl.thumbnail_url}`, { headers: auth })).status).toBe(200);
+    // Concurrent uploads and ranged downloads: each client gets its own bytes back.
+    const contents = Array.from({ length: 8 }, (_, i) => Buffer.alloc(50_000 + i * 1000, i + 1));
+    const uploaded = await Promise.all(contents.map((c, i) => uploadOne(`part-${i}.bin`, c)));
+    await Promise.all(
+      uploaded.map(async (file, i) => {
+        const res = await fetch(`${api}${file.url}`, { headers: { ...auth, range: 'bytes=100-199' } });
+        expect(res.status).toBe(206);
+        expect(Buffer.from(await res.arrayBuffer())).toEqual(contents[i].subarray(100, 200));
+      }),
+    );
 
     const again = await fetch(`http://127.0.0.1:${ports.api}/system/probes/${probe.id}`);
     expect(again.status).toBe(200);
