@@ -400,3 +400,77 @@ export class CadMetadata {
   @Type(() => FileMetadata)
   metadata: FileMetadata;
 }
+
+export class UploadPartUrl {
+  @IsInt()
+  @Min(1)
+  part_number: number;
+
+  @IsString()
+  url: string;
+}
+
+/** The pre-signed multipart upload: PUT each part's bytes to its URL, keep each answer's ETag header. */
+export class UploadUrlResponse {
+  @IsUUID()
+  upload_id: string;
+
+  /** Every part but the last has exactly this many bytes. */
+  @IsInt()
+  part_size: number;
+
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => UploadPartUrl)
+  parts: UploadPartUrl[];
+
+  @IsISO8601()
+  expires_at: string;
+}
+
+export class CompletedUploadPart {
+  @IsInt()
+  @Min(1)
+  part_number: number;
+
+  @IsString()
+  @MaxLength(200)
+  etag: string;
+}
+
+/** `POST /files/upload-complete`: the parts' ETags, and the fields of an upload. */
+export class UploadCompleteRequest {
+  @IsUUID()
+  upload_id: string;
+
+  @IsArray()
+  @ArrayMaxSize(10_000)
+  @ValidateNested({ each: true })
+  @Type(() => CompletedUploadPart)
+  parts: CompletedUploadPart[];
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  product_id?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  description?: string;
+
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(50)
+  @IsString({ each: true })
+  @MaxLength(100, { each: true })
+  tags?: string[];
+
+  @IsOptional()
+  @IsIn([true, false])
+  public?: boolean;
+
+  @IsOptional()
+  @IsIn([true, false])
+  replace_if_exists?: boolean;
+}

@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import type { Annotation, FileRecord } from '@hwp/contracts';
 import { expectEventually, listen } from '@hwp/platform/test-kit';
 import { as, signUp } from '../../../test/support/api-test-kit';
-import { bytes, inTenant, startFilesApi, team, upload } from '../../../test/support/files-test-setup';
+import { binary, bytes, inTenant, startFilesApi, team, upload } from '../../../test/support/files-test-setup';
 
 let stack: Awaited<ReturnType<typeof startFilesApi>>;
 beforeAll(async () => {
@@ -86,6 +87,62 @@ describe('limits and failures', () => {
     const tooMany = await many;
     expect(tooMany.status).toBe(400);
     expect((await client.get('/files').query({ folder_path: '/batch' })).body.total).toBe(2);
+  });
+});
+
+describe('large uploads (pre-signed multipart)', () => {
+  test('parts go straight to storage; completing registers the file; a second complete or a wrong size is refused', async () => {
+    const [user, other] = [await signUp(stack.api.app), await signUp(stack.api.app)];
+    const client = as(stack.api.app, user);
+    const content = bytes(700_000);
+    const started = await client
+      .post('/files/upload-url')
+      .send({ name: 'scan.ply', size: content.length, folder_path: '/scans' });
+    expect(started.status).toBe(201);
+    expect(started.body.parts).toHaveLength(1);
+    const put = await fetch(started.body.parts[0].url, { method: 'PUT', body: content });
+    expect(put.status).toBe(200);
+    const etag = put.headers.get('etag') ?? '';
+    const parts = [{ part_number: 1, etag }];
+
+    expect(
+      (
+        await as(stack.api.app, other)
+          .post('/files/upload-complete')
+          .send({ upload_id: started.body.upload_id, parts })
+      ).status,
+    ).toBe(404);
+    const done = await client
+      .post('/files/upload-complete')
+      .send({ upload_id: started.body.upload_id, parts, tags: ['scan'] });
+    expect(done.status).toBe(201);
+    expect(done.body).toMatchObject({
+      path: '/scans/scan.ply',
+      size: content.length,
+      tags: ['scan'],
+      sha256: createHash('sha256').update(content).digest('hex'),
+    });
+    const back = await client.get(done.body.url).buffer(true).parse(binary);
+    expect(Buffer.compare(back.body as Buffer, content)).toBe(0);
+    expect(
+      (await client.post('/files/upload-complete').send({ upload_id: started.body.upload_id, parts })).status,
+    ).toBe(404);
+
+    const short = await client.post('/files/upload-url').send({ name: 'short.bin', size: 1000 });
+    const shortPut = await fetch(short.body.parts[0].url, { method: 'PUT', body: bytes(10) });
+    const wrong = await client
+      .post('/files/upload-complete')
+      .send({
+        upload_id: short.body.upload_id,
+        parts: [{ part_number: 1, etag: shortPut.headers.get('etag') }],
+      });
+    expect(wrong.status).toBe(400);
+    expect((await client.get('/files').query({ q: 'short' })).body.total).toBe(0);
+
+    expect((await client.post('/files/upload-url').send({ name: 'huge.bin', size: 2 * MB })).status).toBe(
+      413,
+    );
+    expect((await client.post('/files/upload-url').send({ name: '../x', size: 10 })).status).toBe(400);
   });
 });
 

@@ -8,8 +8,11 @@ import { ClamdClient } from './clamd';
 import { fileEntities } from './file.entity';
 import { FileAccessTokens } from './file-access-tokens';
 import { FileProcessor } from './file-processing';
+import { FileUploadEntity } from './file-upload.entity';
 import { FilesService } from './files.service';
+import { LargeUploads } from './large-uploads';
 import { CreateFiles1764000000000 } from './migrations/1764000000000-CreateFiles';
+import { CreateFileUploads1764000000100 } from './migrations/1764000000100-CreateFileUploads';
 import {
   createAnnotation,
   listAnnotations,
@@ -20,6 +23,7 @@ import { cadMetadata, previewImage } from './routes/derived.routes';
 import { downloadFile } from './routes/download.routes';
 import { fileRouting } from './routes/file-routing';
 import { accessToken, deleteFile, getFile, listFiles, setPermissions } from './routes/files.routes';
+import { uploadComplete, uploadUrl } from './routes/large-upload.routes';
 import { getRevision, listRevisions, revertFile } from './routes/revisions.routes';
 import { mountSharedRoutes } from './routes/shared.routes';
 import { uploadFile, uploadFiles } from './routes/upload.routes';
@@ -37,12 +41,13 @@ export const filesFeature = defineFeature<
   { tenancy: TenancyExports; accounts: AuthModule }
 >({
   name: 'files',
-  entities: fileEntities,
-  migrations: [CreateFiles1764000000000],
+  entities: [...fileEntities, FileUploadEntity],
+  migrations: [CreateFiles1764000000000, CreateFileUploads1764000000100],
   build: (deps, { tenancy, accounts }) => {
     const { dataSource, bus, blobs, config } = deps;
     const files = new FilesService(dataSource, bus, blobs, tenancy.tenants);
     const annotations = new AnnotationsService(dataSource, files);
+    const largeUploads = new LargeUploads(blobs, files, config.MAX_UPLOAD_MB * 1024 * 1024);
     const tokens = new FileAccessTokens(accounts.secret);
     const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
     // With a virus scanner configured, only scanned bytes leave (fail closed).
@@ -63,6 +68,8 @@ export const filesFeature = defineFeature<
           // This order is the order of the OpenAPI document.
           uploadFile(routing, blobs, maxBytes);
           uploadFiles(routing, blobs, maxBytes);
+          uploadUrl(routing, largeUploads);
+          uploadComplete(routing, largeUploads);
           listFiles(routing);
           getFile(routing);
           deleteFile(routing);

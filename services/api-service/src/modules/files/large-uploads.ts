@@ -1,0 +1,124 @@
+import type { UploadCompleteRequest, UploadUrlRequest, UploadUrlResponse } from '@hwp/contracts';
+import {
+  AppError,
+  type BlobStore,
+  MultipartUploadNotFoundError,
+  NotFoundError,
+  newId,
+  ValidationError,
+} from '@hwp/platform';
+import { LessThan } from 'typeorm';
+import type { ResolvedTenant } from '../tenants/tenant-context';
+import { revisionKey, tooLarge } from './blob-upload';
+import { fileName, folderPath } from './file-names';
+import { FileUploadEntity } from './file-upload.entity';
+import type { FilesService } from './files.service';
+
+/** Parts of 8 MiB (S3 wants at least 5 MiB for every part but the last). */
+const PART_SIZE = 8 * 1024 * 1024;
+const URL_SECONDS = 60 * 60;
+
+/**
+ * The large-file flow (DECISIONS.md section 3): `POST /files/upload-url` opens a multipart upload
+ * and pre-signs a URL per part; the client PUTs the parts straight to storage, then
+ * `POST /files/upload-complete` assembles them, checks the size, and registers the file like an
+ * upload (new file or revision). An upload not completed within an hour is aborted.
+ */
+export class LargeUploads {
+  constructor(
+    private readonly blobs: BlobStore,
+    private readonly files: FilesService,
+    private readonly maxBytes: number,
+  ) {}
+
+  async start(tenant: ResolvedTenant, userId: string, request: UploadUrlRequest): Promise<UploadUrlResponse> {
+    const name = fileName(request.name);
+    const folder = folderPath(request.folder_path);
+    if (request.size > this.maxBytes) throw tooLarge(this.maxBytes);
+    await this.sweep(tenant);
+    const id = newId();
+    const key = revisionKey(tenant.id, id);
+    const multipart = await this.blobs.createMultipartUpload(key, {
+      contentType: 'application/octet-stream',
+    });
+    const count = Math.max(1, Math.ceil(request.size / PART_SIZE));
+    const parts = [];
+    for (let part = 1; part <= count; part++) {
+      parts.push({
+        part_number: part,
+        url: await this.blobs.presignUploadPart(multipart, part, { expiresIn: URL_SECONDS }),
+      });
+    }
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + URL_SECONDS * 1000);
+    await tenant.scope.repo(FileUploadEntity).insert({
+      id,
+      userId,
+      multipartId: multipart.uploadId,
+      blobKey: key,
+      name,
+      folderPath: folder,
+      size: request.size,
+      expiresAt,
+      createdAt: now,
+    });
+    return { upload_id: id, part_size: PART_SIZE, parts, expires_at: expiresAt.toISOString() };
+  }
+
+  /** Aborts the tenant's uploads whose hour is over (their parts would otherwise stay in storage). */
+  private async sweep(tenant: ResolvedTenant): Promise<void> {
+    const uploads = tenant.scope.repo(FileUploadEntity);
+    const expired = await uploads.find({ where: { expiresAt: LessThan(new Date()) }, take: 100 });
+    for (const upload of expired) {
+      if ((await uploads.delete({ id: upload.id })) === 0) continue;
+      await this.blobs
+        .abortMultipartUpload({ uploadId: upload.multipartId, key: upload.blobKey })
+        .catch(() => undefined);
+    }
+  }
+
+  async complete(tenant: ResolvedTenant, userId: string, request: UploadCompleteRequest) {
+    const uploads = tenant.scope.repo(FileUploadEntity);
+    const upload = await uploads.findOne({ id: request.upload_id, userId });
+    if (!upload || upload.expiresAt < new Date()) throw new NotFoundError('No such upload in progress');
+    // Claimed once: a second complete of the same upload finds nothing.
+    if ((await uploads.delete({ id: upload.id })) === 0)
+      throw new NotFoundError('No such upload in progress');
+    const multipart = { uploadId: upload.multipartId, key: upload.blobKey };
+    let stored: { size: number; sha256: string };
+    try {
+      stored = await this.blobs.completeMultipartUpload(
+        multipart,
+        request.parts.map((p) => ({ partNumber: p.part_number, etag: p.etag })),
+      );
+    } catch (error) {
+      await this.blobs.abortMultipartUpload(multipart).catch(() => undefined);
+      if (error instanceof MultipartUploadNotFoundError)
+        throw new NotFoundError('No such upload in progress');
+      throw new AppError(
+        'validation_failed',
+        400,
+        `The parts could not be assembled: ${(error as Error).message}`,
+      );
+    }
+    if (stored.size !== upload.size) {
+      await this.blobs.delete(upload.blobKey).catch(() => undefined);
+      throw new ValidationError(`The parts hold ${stored.size} bytes, the upload announced ${upload.size}`, [
+        { field: 'parts', message: 'do not add up to the announced size' },
+      ]);
+    }
+    return this.files.register(
+      tenant,
+      userId,
+      {
+        revisionId: upload.id,
+        key: upload.blobKey,
+        size: stored.size,
+        sha256: stored.sha256,
+        originalName: upload.name,
+        clientType: '',
+      },
+      { ...request, folder_path: upload.folderPath },
+    );
+  }
+}
