@@ -8,10 +8,10 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { generatedBody, startS3rverProcess } from '../lib/blobs.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('../../', import.meta.url).pathname;
@@ -20,53 +20,15 @@ const { FsBlobStore, S3BlobStore } = require(join(root, 'packages/platform/dist/
 const platformRequire = createRequire(join(root, 'packages/platform/package.json'));
 const { S3Client, DeleteObjectCommand } = platformRequire('@aws-sdk/client-s3');
 const { Upload } = platformRequire('@aws-sdk/lib-storage');
-const { spawn } = require('node:child_process');
-
-/** s3rver in a child process, so the RSS measured here is the driver's alone. */
-async function startS3rverProcess(directory, bucket) {
-  const code = `
-    const S3rver = require(${JSON.stringify(require.resolve('s3rver'))});
-    new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: process.argv[1],
-      configureBuckets: [{ name: process.argv[2] }] }).run().then(({ port }) => console.log(port));`;
-  const child = spawn(process.execPath, ['-e', code, directory, bucket], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise((resolve, reject) => {
-    child.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim())));
-    child.once('exit', (code) => reject(new Error(`s3rver exited with ${code}`)));
-  });
-  return { port, close: () => child.kill('SIGTERM') };
-}
 
 const MB = 1024 * 1024;
 const sizeMb = Number(process.env.BENCH_BLOB_MB ?? 200);
 const totalBytes = Math.round(sizeMb * MB);
 const runs = Math.max(1, Number(process.env.BENCH_BLOB_RUNS ?? 3));
-const CHUNK_BYTES = 64 * 1024;
 
 // Collect between runs so one run's garbage does not count as the next one's growth.
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc');
-
-/** xorshift32 bytes: cheap enough not to dominate the timing, and not compressible or sparse. */
-function generatedBody(bytes, seed = 0x9e3779b9) {
-  let state = seed >>> 0 || 1;
-  async function* chunks() {
-    for (let remaining = bytes; remaining > 0; ) {
-      const length = Math.min(CHUNK_BYTES, remaining);
-      const words = new Uint32Array(Math.ceil(length / 4));
-      for (let i = 0; i < words.length; i++) {
-        state ^= state << 13;
-        state ^= state >>> 17;
-        state ^= state << 5;
-        words[i] = state >>> 0;
-      }
-      remaining -= length;
-      yield Buffer.from(words.buffer, 0, length);
-    }
-  }
-  return Readable.from(chunks(), { objectMode: false });
-}
 
 /** Times `run` while sampling RSS every 50 ms; growth is measured from the RSS right before it started. */
 async function measure(run) {
