@@ -105,9 +105,12 @@ export class FileRevisionEntity {
   @Column('jsonb')
   metadata: FileMetadata;
 
-  /** Text of a text-like file for the search index (at most 1 MB), once processing read it. */
-  @Column({ name: 'text_content', type: 'text', nullable: true })
-  textContent: string | null;
+  /**
+   * Text of a text-like file for the search index (at most 1 MB), once processing read it. Never
+   * loaded with the row (lists would carry megabytes): only the search vector reads it.
+   */
+  @Column({ name: 'text_content', type: 'text', nullable: true, select: false })
+  textContent?: string | null;
 
   /** Processing stages done for this revision (`{ scan: {...}, metadata: {...} }`): a redelivery resumes. */
   @Column('jsonb')

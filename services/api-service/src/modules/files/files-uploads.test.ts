@@ -130,12 +130,10 @@ describe('large uploads (pre-signed multipart)', () => {
 
     const short = await client.post('/files/upload-url').send({ name: 'short.bin', size: 1000 });
     const shortPut = await fetch(short.body.parts[0].url, { method: 'PUT', body: bytes(10) });
-    const wrong = await client
-      .post('/files/upload-complete')
-      .send({
-        upload_id: short.body.upload_id,
-        parts: [{ part_number: 1, etag: shortPut.headers.get('etag') }],
-      });
+    const wrong = await client.post('/files/upload-complete').send({
+      upload_id: short.body.upload_id,
+      parts: [{ part_number: 1, etag: shortPut.headers.get('etag') }],
+    });
     expect(wrong.status).toBe(400);
     expect((await client.get('/files').query({ q: 'short' })).body.total).toBe(0);
 

@@ -1,5 +1,5 @@
 import { DEFAULT_PAGE_SIZE, type ListFilesQuery } from '@hwp/contracts';
-import type { EntityManager } from 'typeorm';
+import { type EntityManager, In } from 'typeorm';
 import type { TenantScope, TenantScopedRepository } from '../tenants/tenant-scope';
 import { FileEntity, FileRevisionEntity } from './file.entity';
 
@@ -33,6 +33,13 @@ export class FilesRepository {
 
   currentRevision(file: FileEntity): Promise<FileRevisionEntity | null> {
     return this.revisions.findOne({ id: file.currentRevisionId });
+  }
+
+  /** The current revisions of `files`, by id, in one query. */
+  async currentRevisions(files: FileEntity[]): Promise<Map<string, FileRevisionEntity>> {
+    if (files.length === 0) return new Map();
+    const rows = await this.revisions.find({ where: { id: In(files.map((f) => f.currentRevisionId)) } });
+    return new Map(rows.map((r) => [r.id, r]));
   }
 
   revisionsOf(fileId: string): Promise<FileRevisionEntity[]> {
@@ -78,6 +85,15 @@ export class FilesRepository {
       .skip((page - 1) * pageSize)
       .take(pageSize)
       .getManyAndCount();
+  }
+
+  /** Gives a revision the indexed text of another (a revert copies its bytes, so their text too). */
+  async copyText(fromRevisionId: string, toRevisionId: string): Promise<void> {
+    await this.manager.query(
+      `UPDATE file_revisions r SET text_content = o.text_content FROM file_revisions o
+       WHERE r.id = $2 AND o.id = $1 AND r.tenant_id = $3 AND o.tenant_id = $3`,
+      [fromRevisionId, toRevisionId, this.scope.tenantId],
+    );
   }
 
   /** Rebuilds a file's search vector from its fields and its current revision's metadata and text. */

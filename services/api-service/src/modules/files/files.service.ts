@@ -186,7 +186,12 @@ export class FilesService {
       { userId, teamIds: [...actor.teamIds], privileged },
       folder,
     );
-    const items = await Promise.all(files.map((file) => this.record(repo, file)));
+    // One query for all current revisions of the page (not one per file).
+    const revisions = await repo.currentRevisions(files);
+    const items = files.flatMap((file) => {
+      const revision = revisions.get(file.currentRevisionId);
+      return revision ? [presentFile(file, revision)] : [];
+    });
     return { items, total, page: query.page ?? 1, pageSize: query.pageSize ?? DEFAULT_PAGE_SIZE };
   }
 
@@ -299,6 +304,7 @@ export class FilesService {
         createdAt: now,
         revertedFrom: old.id,
       });
+      await repo.copyText(old.id, revision.id);
       file.currentRevisionId = revision.id;
       file.revisionCount += 1;
       file.updatedAt = now;
