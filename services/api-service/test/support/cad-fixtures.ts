@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
 /** CAD files of known geometry, made in code, for the processing tests and the bench. */
 
 /** The 12 triangles of a box from (x0, y0, z0) of size dx x dy x dz. */
@@ -162,4 +165,15 @@ export function dxfDrawing(): string {
     [0, 'EOF'],
   ];
   return `${pairs.map(([code, value]) => `${String(code).padStart(3)}\r\n${value}`).join('\r\n')}\r\n`;
+}
+
+/**
+ * A real STEP file with B-rep geometry: the 10 mm cube Autodesk Inventor 2019 exported, shipped with
+ * occt-import-js's own tests (read from the installed package, not copied here).
+ */
+export function inventorCubeStep(): Buffer {
+  const packageJson = require.resolve('occt-import-js/package.json', {
+    paths: [join(__dirname, '..', '..')],
+  });
+  return readFileSync(join(dirname(packageJson), 'test/testfiles/cube-10x10mm/Cube 10x10.stp'));
 }

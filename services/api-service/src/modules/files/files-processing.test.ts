@@ -7,6 +7,7 @@ import {
   asciiStlBox,
   binaryStlBox,
   dxfDrawing,
+  inventorCubeStep,
   objTwoCubes,
   stepAssembly,
 } from '../../../test/support/cad-fixtures';
@@ -104,6 +105,19 @@ describe('metadata and previews', () => {
     expect(preview.body.code).toBe('not_found');
   });
 
+  test('a STEP part with geometry: its bounding box through OpenCascade, in millimetres, and a preview', async () => {
+    const file = await processed('cube.stp', inventorCubeStep());
+    expect(file).toMatchObject({ processing_status: 'ready', classification: 'cad-3d' });
+    expect(file.metadata).toMatchObject({
+      software: 'Autodesk Inventor 2019',
+      dimensions: { width: 10, height: 10, depth: 10, units: 'mm' },
+      custom_properties: { format: 'step', units: 'mm', products: 1 },
+    });
+    const thumbnail = await as(stack.api.app, user).get(file.thumbnail_url).buffer(true).parse(binary);
+    expect(thumbnail.status).toBe(200);
+    expect((await sharp(thumbnail.body as Buffer).stats()).channels[0].stdev).toBeGreaterThan(5);
+  });
+
   test('a DXF drawing: units, extents, layers and entities', async () => {
     const file = await processed('plate.dxf', dxfDrawing());
     expect(file).toMatchObject({ classification: 'cad-2d' });
@@ -111,6 +125,12 @@ describe('metadata and previews', () => {
       dimensions: { width: 100, height: 50, depth: 0, units: 'mm' },
       custom_properties: { format: 'dxf', version: 'AC1015', layers: 2, entities: { LINE: 3, CIRCLE: 1 } },
     });
+    // The drawing's SVG, rasterised: 512 px wide, twice as wide as high like the drawing.
+    const preview = await as(stack.api.app, user).get(file.preview_url).buffer(true).parse(binary);
+    expect(preview.status).toBe(200);
+    const info = await sharp(preview.body as Buffer).metadata();
+    expect([info.width, info.height]).toEqual([512, 256]);
+    expect((await sharp(preview.body as Buffer).stats()).channels[0].min).toBeLessThan(128);
   });
 
   test('an image: pixel size through sharp, classified by content even under a wrong extension', async () => {

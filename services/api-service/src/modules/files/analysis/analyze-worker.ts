@@ -10,9 +10,9 @@ interface AnalyzeInput {
   render: boolean;
 }
 
-if (parentPort) {
+async function run(port: NonNullable<typeof parentPort>): Promise<void> {
   const input = workerData as AnalyzeInput;
-  const facts = analyzeBuffer(
+  const facts = await analyzeBuffer(
     Buffer.from(input.data.buffer, input.data.byteOffset, input.data.byteLength),
     input.extension,
     input.detected,
@@ -21,5 +21,7 @@ if (parentPort) {
   const transfer = facts.renders
     ? [facts.renders.preview.pixels.buffer, facts.renders.thumbnail.pixels.buffer]
     : [];
-  parentPort.postMessage(facts, transfer as ArrayBuffer[]);
+  port.postMessage(facts, transfer as ArrayBuffer[]);
 }
+
+if (parentPort) void run(parentPort);

@@ -1,5 +1,6 @@
 import type { FileMetadata } from '@hwp/contracts';
 import { type RasterImage, renderMesh } from '../render/mesh-render';
+import { tessellate } from './brep';
 import { parseDxf } from './dxf';
 import { type MeshStats, parseObj, parseStl } from './mesh';
 import { type Detected, dwgVersion } from './sniff';
@@ -10,6 +11,8 @@ export interface ContentFacts {
   metadata: FileMetadata;
   /** Text for the search index (text-like files), at most MAX_TEXT characters. */
   text?: string;
+  /** A drawing as SVG (DXF), sized for the preview; rasterised by sharp outside the worker. */
+  svg?: string;
   /** Rendered meshes: the preview and the thumbnail as raw RGB. */
   renders?: { preview: RasterImage; thumbnail: RasterImage };
   /** Why a parser gave up (the file is still stored; what could not be read is unknown). */
@@ -32,11 +35,11 @@ function dimensionsOf(bbox: MeshStats['bbox'], units: string | null): FileMetada
   };
 }
 
-function meshFacts(mesh: MeshStats, render: boolean): ContentFacts {
+/** `units`: null for STL and OBJ, which carry none (the numbers are as stored). */
+function meshFacts(mesh: MeshStats, render: boolean, units: string | null = null): ContentFacts {
   return {
     metadata: {
-      // STL and OBJ carry no unit: the numbers are as stored, the unit unknown.
-      dimensions: dimensionsOf(mesh.bbox, null),
+      dimensions: dimensionsOf(mesh.bbox, units),
       components: mesh.components,
       software: null,
       custom_properties: {
@@ -71,14 +74,36 @@ const TEXT_FORMATS = new Set([
   'obj',
 ]);
 
+/**
+ * The drawing as SVG through the `dxf` package, given a pixel size (its own is 100%, which a
+ * rasteriser cannot size) and a white background. Undefined when the drawing has nothing to show.
+ */
+function drawingSvg(text: string): string | undefined {
+  try {
+    // A plain require: the package ships no types.
+    const { Helper } = require('dxf') as { Helper: new (text: string) => { toSVG(): string } };
+    const svg = new Helper(text).toSVG();
+    const box = /viewBox="([-\d.e]+) ([-\d.e]+) ([-\d.e]+) ([-\d.e]+)"/.exec(svg);
+    const [w, h] = box ? [Number(box[3]), Number(box[4])] : [0, 0];
+    if (!(w > 0 && h > 0)) return undefined;
+    const width = PREVIEW_SIZE;
+    const height = Math.max(1, Math.round((PREVIEW_SIZE * h) / w));
+    return svg
+      .replace('width="100%" height="100%"', `width="${width}" height="${height}"`)
+      .replace(/stroke-width="[^"]*%"/, `stroke-width="${(Math.max(w, h) / PREVIEW_SIZE) * 1.5}"`);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Facts a parser can state about `data`; unknown values are null, never guessed. */
-export function analyzeBuffer(
+export async function analyzeBuffer(
   data: Buffer,
   extension: string,
   detected: Detected | null,
   render: boolean,
-): ContentFacts {
-  const facts = parse(data, extension, detected, render);
+): Promise<ContentFacts> {
+  const facts = await parse(data, extension, detected, render);
   if (TEXT_FORMATS.has(extension) || detected === 'text') {
     facts.text = data
       .subarray(0, MAX_TEXT * 2)
@@ -89,19 +114,34 @@ export function analyzeBuffer(
   return facts;
 }
 
-function parse(data: Buffer, extension: string, detected: Detected | null, render: boolean): ContentFacts {
+async function parse(
+  data: Buffer,
+  extension: string,
+  detected: Detected | null,
+  render: boolean,
+): Promise<ContentFacts> {
   const unknown: ContentFacts = {
     metadata: { dimensions: null, components: null, software: null, custom_properties: {} },
   };
   try {
     if (extension === 'stl' || detected === 'stl-ascii') return meshFacts(parseStl(data), render);
     if (extension === 'obj') return meshFacts(parseObj(data), render);
+    if (detected === 'iges' || (['iges', 'igs'].includes(extension) && detected === 'text')) {
+      const mesh = await tessellate(data, 'iges');
+      return mesh
+        ? meshFacts({ ...mesh, format: 'iges' }, render, 'mm')
+        : { ...unknown, metadata: { ...unknown.metadata, custom_properties: { format: 'iges' } } };
+    }
     if (detected === 'step') {
       const step = parseStep(data.toString('latin1'));
+      // The header and product structure from the text; the geometry from OpenCascade (in mm).
+      const mesh = await tessellate(data, 'step');
+      const shaded = mesh ? meshFacts(mesh, render, 'mm') : undefined;
       return {
+        renders: shaded?.renders,
         metadata: {
-          dimensions: null,
-          components: step.products,
+          dimensions: shaded?.metadata.dimensions ?? null,
+          components: step.products || mesh?.components || null,
           software: step.software,
           custom_properties: {
             format: 'step',
@@ -111,13 +151,16 @@ function parse(data: Buffer, extension: string, detected: Detected | null, rende
             assembly_usages: step.assemblyUsages,
             assembly: step.assemblyUsages > 0,
             author: step.author,
+            ...(mesh ? { triangles: mesh.triangles, bounding_box: mesh.bbox } : {}),
           },
         },
       };
     }
     if (detected === 'dxf') {
-      const dxf = parseDxf(data.toString('latin1'));
+      const text = data.toString('latin1');
+      const dxf = parseDxf(text);
       return {
+        svg: render ? drawingSvg(text) : undefined,
         metadata: {
           dimensions: dimensionsOf(dxf.bbox, dxf.units),
           components: null,

@@ -121,6 +121,21 @@ const png = (image: { width: number; height: number; pixels: Uint8Array }) =>
     .png()
     .toBuffer();
 
+/** A drawing's SVG rasterised by sharp (librsvg; the SVG is ours, made from the DXF's entities). */
+async function drawingPreviews(svg: string): Promise<ContentAnalysis['previews']> {
+  try {
+    const rendered = (size: number) =>
+      sharp(Buffer.from(svg))
+        .flatten({ background: '#ffffff' })
+        .resize(size, size, { fit: 'inside' })
+        .png()
+        .toBuffer();
+    return { preview: await rendered(512), thumbnail: await rendered(128) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** Metadata and previews of an image, through sharp (libvips); pixel limits keep bombs out. */
 async function analyzeImage(
   data: Buffer,
@@ -182,6 +197,8 @@ export async function analyzeContent(
     : facts.metadata;
   const previews = facts.renders
     ? { preview: await png(facts.renders.preview), thumbnail: await png(facts.renders.thumbnail) }
-    : undefined;
+    : facts.svg
+      ? await drawingPreviews(facts.svg)
+      : undefined;
   return { metadata, classification, text: facts.text, previews };
 }

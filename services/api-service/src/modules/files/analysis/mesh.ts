@@ -1,6 +1,6 @@
 /** Facts about a triangle mesh, and the triangles themselves (9 floats a triangle) for a preview. */
 export interface MeshStats {
-  format: 'stl-binary' | 'stl-ascii' | 'obj';
+  format: 'stl-binary' | 'stl-ascii' | 'obj' | 'step' | 'iges';
   triangles: number;
   vertices: number;
   components: number;
