@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FileRecord, FileRevisionList } from '@hwp/contracts';
 import request from 'supertest';
 import { as, signUp } from '../../../test/support/api-test-kit';
+import { binaryStlBox } from '../../../test/support/cad-fixtures';
 import {
   binary,
   bytes,
@@ -236,7 +237,7 @@ describe('permissions and isolation', () => {
     const [owner, outsider] = [await signUp(stack.api.app), await signUp(stack.api.app)];
     const file = await settled(
       as(stack.api.app, owner),
-      await upload(as(stack.api.app, owner), 'secret.step', 'ISO-10303-21;'),
+      await upload(as(stack.api.app, owner), 'secret.stl', binaryStlBox(4, 5, 6)),
     );
     const tenantId = file.tenant_id;
     const annotation = await as(stack.api.app, owner)
@@ -252,6 +253,10 @@ describe('permissions and isolation', () => {
         `/files/${file.id}/revisions`,
         `/files/${file.id}/revisions/${file.current_revision_id}`,
         `/files/${file.id}/annotations`,
+        `/files/${file.id}/cad-metadata`,
+        file.url,
+        file.preview_url,
+        file.thumbnail_url,
       ],
       writes: [
         { method: 'put', path: `/files/${file.id}/permissions`, body: { view: [], edit: [], delete: [] } },
@@ -275,8 +280,14 @@ describe('permissions and isolation', () => {
       ],
       lists: [{ path: '/files', ids: (body) => body.items.map((f: FileRecord) => f.id) }],
     });
-    expect((await as(stack.api.app, outsider).get(file.url)).status).toBe(404);
-    expect((await as(stack.api.app, outsider).get(`/files/${file.id}/access-token`)).status).toBe(404);
+    const outsiderClient = as(stack.api.app, outsider);
+    expect((await outsiderClient.get(`/files/${file.id}/access-token`)).status).toBe(404);
+    expect((await outsiderClient.get(`/shared/${file.id}`)).status).toBe(404);
+    expect((await outsiderClient.get(`/shared/${file.id}/download`)).status).toBe(404);
+    // A name taken in another tenant is free here: the outsider's upload is their own file.
+    const theirs = await upload(outsiderClient, 'secret.stl', 'solid x', { replace_if_exists: 'true' });
+    expect(theirs.id).not.toBe(file.id);
+    expect(theirs.revision_count).toBe(1);
   });
 
   test('users of another tenant named in the permissions reach the file only through /shared', async () => {
