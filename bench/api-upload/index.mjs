@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { startApiProcess } from '../lib/api.mjs';
 import { generatedBody, generatedChunks, startS3rverProcess } from '../lib/blobs.mjs';
-import { root, round2, rssOf } from '../lib/collab.mjs';
+import { percentile, root, round2, rssOf } from '../lib/collab.mjs';
 
 const MB = 1024 * 1024;
 const sizeMb = Number(process.env.BENCH_UPLOAD_MB ?? 200);
@@ -144,10 +144,11 @@ async function presigned() {
   if (done.status !== 201) throw new Error(`upload-complete answered ${done.status}: ${await done.text()}`);
 }
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
+const median = (values) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 try {
   await measure(direct);

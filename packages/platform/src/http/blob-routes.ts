@@ -3,6 +3,7 @@ import { createFsPresignedHandler, FsBlobStore } from '../blob';
 import { NotFoundError } from '../errors';
 import type { PlatformDeps } from '../runtime';
 import type { ApiRouter } from './api-router';
+import { binaryResponse } from './openapi';
 
 /**
  * Serves the pre-signed URLs of the local-folder blob driver (S3 serves its own), so clients use
@@ -24,16 +25,8 @@ export function mountBlobRoutes(api: ApiRouter, deps: Pick<PlatformDeps, 'blobs'
     tags: ['storage'],
     query: PresignedBlobQuery,
     responses: {
-      200: {
-        description: 'The object',
-        contentType: 'application/octet-stream',
-        schema: { type: 'string', format: 'binary' },
-      },
-      206: {
-        description: 'The requested range',
-        contentType: 'application/octet-stream',
-        schema: { type: 'string', format: 'binary' },
-      },
+      200: binaryResponse('The object'),
+      206: binaryResponse('The requested range'),
       403: { description: 'Bad signature or expired URL', schema: ErrorBodyDto },
       404: { description: 'No such object', schema: ErrorBodyDto },
       416: { description: 'Range not satisfiable', schema: ErrorBodyDto },

@@ -13,6 +13,11 @@ export interface ResponseSpec {
   headers?: Record<string, { description: string; schema: JsonSchema }>;
 }
 
+/** A response whose body is bytes (a download, an image), not JSON. */
+export function binaryResponse(description: string, contentType = 'application/octet-stream'): ResponseSpec {
+  return { description, contentType, schema: { type: 'string', format: 'binary' } };
+}
+
 export interface OperationSpec {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete' | 'head';
   /** Express-style path (`/files/:id`). */

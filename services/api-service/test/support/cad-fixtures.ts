@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 /** CAD files of known geometry, made in code, for the processing tests and the bench. */
 
 /** The 12 triangles of a box from (x0, y0, z0) of size dx x dy x dz. */
-function boxTriangles(
+export function boxTriangles(
   dx: number,
   dy: number,
   dz: number,
@@ -31,9 +31,13 @@ export function binaryStlBox(
   dz: number,
   at: [number, number, number] = [0, 0, 0],
 ): Buffer {
-  const triangles = boxTriangles(dx, dy, dz, at);
+  return binaryStl(boxTriangles(dx, dy, dz, at), 'solid box exported as binary');
+}
+
+/** The binary STL of `triangles` (9 numbers each): an 80-byte header, the count, 50 bytes a triangle. */
+export function binaryStl(triangles: number[][], header = ''): Buffer {
   const out = Buffer.alloc(84 + triangles.length * 50);
-  out.write('solid box exported as binary', 0, 'latin1');
+  out.write(header, 0, 'latin1');
   out.writeUInt32LE(triangles.length, 80);
   triangles.forEach((t, i) => {
     for (let k = 0; k < 9; k++) out.writeFloatLE(t[k], 84 + i * 50 + 12 + k * 4);
@@ -48,12 +52,7 @@ export function binaryStlOfSize(bytes: number): Buffer {
   const triangles: number[][] = [];
   for (let i = 0; i < boxes; i++)
     triangles.push(...boxTriangles(1, 1, 1 + (i % 7), [(i % side) * 2, Math.floor(i / side) * 2, 0]));
-  const out = Buffer.alloc(84 + triangles.length * 50);
-  out.writeUInt32LE(triangles.length, 80);
-  triangles.forEach((t, i) => {
-    for (let k = 0; k < 9; k++) out.writeFloatLE(t[k], 84 + i * 50 + 12 + k * 4);
-  });
-  return out;
+  return binaryStl(triangles);
 }
 
 export function asciiStlBox(dx: number, dy: number, dz: number): string {

@@ -1,10 +1,23 @@
 import { pipeline } from 'node:stream/promises';
-import { AppError, type BlobStore, parseRangeHeader } from '@hwp/platform';
+import { ErrorBodyDto } from '@hwp/contracts';
+import { AppError, type BlobStore, binaryResponse, parseRangeHeader } from '@hwp/platform';
 import type { Request, Response } from 'express';
 import type { OpenedFile } from './files.service';
 
 /** Nothing the browser receives from a download may run in our origin (an uploaded SVG or HTML). */
 const DOWNLOAD_CSP = "default-src 'none'; sandbox";
+
+/** What a download route answers, besides its own 404 (OpenAPI). */
+export const downloadResponses = {
+  200: binaryResponse('The bytes'),
+  206: binaryResponse('The requested range'),
+  403: { description: 'Quarantined by processing', schema: ErrorBodyDto },
+  409: {
+    description: 'A virus scanner is configured and has not passed these bytes yet (Retry-After)',
+    schema: ErrorBodyDto,
+  },
+  416: { description: 'The range starts past the end', schema: ErrorBodyDto },
+};
 
 /** How downloads are served: with `requireScan` (clamd configured), only bytes the scan passed. */
 export interface Downloads {

@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { CadMetadata, ErrorBodyDto } from '@hwp/contracts';
-import { type BlobStore, NotFoundError } from '@hwp/platform';
+import { type BlobStore, binaryResponse, NotFoundError } from '@hwp/platform';
 import { previewPrefix } from '../file-processing';
 import { caller, type FileRouting, fileNotFound } from './file-routing';
 
@@ -43,11 +43,7 @@ export const previewImage = (
       'Rendered by processing: images scaled down, meshes (STL, OBJ) shaded on the CPU. Other formats, and files ' +
       'not processed yet or quarantined, answer 404 with the error body.',
     responses: {
-      200: {
-        description: 'The image',
-        contentType: 'image/png',
-        schema: { type: 'string', format: 'binary' },
-      },
+      200: binaryResponse('The image', 'image/png'),
       404: { description: 'No such file, or no image for it (yet)', schema: ErrorBodyDto },
     },
     handler: async ({ params, req, res }) => {

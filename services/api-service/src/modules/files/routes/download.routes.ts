@@ -1,8 +1,8 @@
-import { DownloadQuery, ErrorBodyDto } from '@hwp/contracts';
+import { DownloadQuery } from '@hwp/contracts';
 import { UnauthorizedError } from '@hwp/platform';
 import { type RequestHandler, Router } from 'express';
 import type { FileAccessClaims, FileAccessTokens } from '../file-access-tokens';
-import { type Downloads, sendFile } from '../file-download';
+import { type Downloads, downloadResponses, sendFile } from '../file-download';
 import { caller, type FileRouting, fileNotFound } from './file-routing';
 
 /**
@@ -52,23 +52,8 @@ export const downloadFile = (
     before: [downloadCredential(tokens, signedIn, limit)],
     query: DownloadQuery,
     responses: {
-      200: {
-        description: 'The bytes',
-        contentType: 'application/octet-stream',
-        schema: { type: 'string', format: 'binary' },
-      },
-      206: {
-        description: 'The requested range',
-        contentType: 'application/octet-stream',
-        schema: { type: 'string', format: 'binary' },
-      },
-      403: { description: 'Quarantined by processing', schema: ErrorBodyDto },
-      409: {
-        description: 'A virus scanner is configured and has not passed these bytes yet (Retry-After)',
-        schema: ErrorBodyDto,
-      },
+      ...downloadResponses,
       404: fileNotFound,
-      416: { description: 'The range starts past the end', schema: ErrorBodyDto },
     },
     handler: async ({ params, req, res }) => {
       const claims = res.locals.fileToken as FileAccessClaims | undefined;

@@ -1,7 +1,7 @@
 import { DownloadQuery, ErrorBodyDto, FileList, FileRecord, PageQuery } from '@hwp/contracts';
 import { type ApiRouter, UnauthorizedError } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
-import { type Downloads, sendFile } from '../file-download';
+import { type Downloads, downloadResponses, sendFile } from '../file-download';
 import { presentFile } from '../files.presenter';
 import type { FilesService } from '../files.service';
 
@@ -51,23 +51,8 @@ export function mountSharedRoutes(
     summary: 'Download a file shared with the caller from another tenant (Range supported)',
     query: DownloadQuery,
     responses: {
-      200: {
-        description: 'The bytes',
-        contentType: 'application/octet-stream',
-        schema: { type: 'string', format: 'binary' },
-      },
-      206: {
-        description: 'The requested range',
-        contentType: 'application/octet-stream',
-        schema: { type: 'string', format: 'binary' },
-      },
-      403: { description: 'Quarantined by processing', schema: ErrorBodyDto },
-      409: {
-        description: 'A virus scanner is configured and has not passed these bytes yet (Retry-After)',
-        schema: ErrorBodyDto,
-      },
+      ...downloadResponses,
       404: notShared,
-      416: { description: 'The range starts past the end', schema: ErrorBodyDto },
     },
     handler: async ({ params, req, res }) =>
       sendFile(downloads, await files.openShared(userOf(req), params.file_id), req, res),
