@@ -1,5 +1,5 @@
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { expectEventually, startS3rver, TEST_AMQP_URL } from '@hwp/platform/test-kit';
+import { expectEventually, s3Env, startS3rver, TEST_AMQP_URL } from '@hwp/platform/test-kit';
 import { connect } from 'amqplib';
 import { Client } from 'pg';
 import { startTwoServices, type TwoServices } from './support/two-services';
@@ -19,14 +19,7 @@ describe('two services as separate processes on Postgres, RabbitMQ and S3', () =
     s3 = await startS3rver();
     services = await startTwoServices({
       name: 'topo',
-      env: {
-        S3_BUCKET: s3.bucket,
-        S3_ENDPOINT: s3.endpoint,
-        S3_REGION: s3.region,
-        S3_ACCESS_KEY_ID: s3.accessKeyId,
-        S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-        S3_FORCE_PATH_STYLE: 'true',
-      },
+      env: s3Env(s3),
     });
     ({ apiUrl, collabUrl, opsToken } = services);
   }, 120_000);

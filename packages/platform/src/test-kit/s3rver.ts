@@ -91,3 +91,15 @@ export async function startS3rver(options: { bucket?: string } = {}): Promise<Ru
     },
   };
 }
+
+/** The S3_* variables that point a service at `s3` (as docker-compose points it at MinIO). */
+export function s3Env(s3: RunningS3rver): Record<string, string> {
+  return {
+    S3_BUCKET: s3.bucket,
+    S3_ENDPOINT: s3.endpoint,
+    S3_REGION: s3.region,
+    S3_ACCESS_KEY_ID: s3.accessKeyId,
+    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    S3_FORCE_PATH_STYLE: 'true',
+  };
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FileRecord, Tenant } from '@hwp/contracts';
-import { expectEventually, startS3rver } from '@hwp/platform/test-kit';
+import { expectEventually, s3Env, startS3rver } from '@hwp/platform/test-kit';
 import request from 'supertest';
 import { type ApiTestService, as, signUp, startApi, type TestUser } from './api-test-kit';
 
@@ -8,12 +8,7 @@ import { type ApiTestService, as, signUp, startApi, type TestUser } from './api-
 export async function startFilesApi(env: Record<string, string> = {}) {
   const s3 = await startS3rver();
   const api = await startApi({
-    S3_BUCKET: s3.bucket,
-    S3_ENDPOINT: s3.endpoint,
-    S3_REGION: s3.region,
-    S3_ACCESS_KEY_ID: s3.accessKeyId,
-    S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-    S3_FORCE_PATH_STYLE: 'true',
+    ...s3Env(s3),
     // Tests poll for the end of processing: the rate limit has tests of its own.
     RATE_LIMIT_STANDARD_PER_WINDOW: '100000',
     ...env,
