@@ -93,6 +93,20 @@ describe.each(drivers)('BlobStore conformance: $name driver', ({ name, start }) 
       });
     });
 
+    it('keeps the stored object when a long stream fails after several parts', async () => {
+      await store.put('large/kept.bin', Buffer.from('the released revision'));
+      const failing = Readable.from(
+        (async function* body() {
+          for (let sent = 0; sent < 20 * MB; sent += MB) yield randomBytes(MB);
+          throw new Error('client went away');
+        })(),
+      );
+      await expect(store.put('large/kept.bin', failing)).rejects.toThrow('client went away');
+      expect((await readAll((await store.get('large/kept.bin')).body)).toString()).toBe(
+        'the released revision',
+      );
+    });
+
     it('stores a large buffer in parts with its sha256 known up front', async () => {
       const data = randomBytes(9 * MB);
       await expect(store.put('large/nine.bin', data)).resolves.toEqual({

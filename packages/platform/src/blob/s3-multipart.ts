@@ -68,16 +68,15 @@ export async function presignUploadPart(
   );
 }
 
-export async function completeMultipartUpload(
+/** CompleteMultipartUpload of the listed parts; answers the object's ETag. */
+export async function assembleParts(
   s3: S3Target,
   upload: MultipartUpload,
   parts: CompletedPart[],
-): Promise<PutResult> {
-  assertValidBlobKey(upload.key);
+): Promise<string | undefined> {
   const sorted = sortCompletedParts(parts);
-  let etag: string | undefined;
   try {
-    ({ ETag: etag } = await s3.client.send(
+    const { ETag } = await s3.client.send(
       new CompleteMultipartUploadCommand({
         Bucket: s3.bucket,
         Key: upload.key,
@@ -86,11 +85,21 @@ export async function completeMultipartUpload(
           Parts: sorted.map((part) => ({ PartNumber: part.partNumber, ETag: part.etag })),
         },
       }),
-    ));
+    );
+    return ETag;
   } catch (error) {
     if (errorName(error) === 'NoSuchUpload') throw new MultipartUploadNotFoundError(upload.uploadId);
     throw error;
   }
+}
+
+export async function completeMultipartUpload(
+  s3: S3Target,
+  upload: MultipartUpload,
+  parts: CompletedPart[],
+): Promise<PutResult> {
+  assertValidBlobKey(upload.key);
+  const etag = await assembleParts(s3, upload, parts);
   // The parts went from the client straight to S3, so the only way to learn the sha256 is to read it back.
   // IfMatch pins the read to the object we just assembled, not a later overwrite.
   const object = await s3.client.send(

@@ -1,18 +1,18 @@
-// put() of S3BlobStore: small bodies in one PutObject with their sha256, long streams through Upload.
+// put() of S3BlobStore: small bodies in one PutObject with their sha256, long streams as multipart uploads from reused buffers.
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { Upload } from '@aws-sdk/lib-storage';
 import { DEFAULT_CONTENT_TYPE, type PutOptions, type PutResult } from './blob-store';
 import { normalizeMetadata } from './blob-validation';
-import { HashingStream } from './hashing-stream';
+import { abortMultipartUpload, assembleParts, createMultipartUpload } from './s3-multipart';
+import { writeParts } from './s3-part-writer';
 import type { S3Target } from './s3-protocol';
 import { MAX_COPY_OBJECT_BYTES, SHA256_METADATA, stampSha256 } from './s3-sha256';
 import { readUpTo, replay } from './s3-streams';
 
 const PART_SIZE = 8 * 1024 * 1024;
-// Two parts in flight keep a 200 MB upload within the same throughput (bench/blob-stream) while
-// holding peak memory growth near 50 MB; four parts pushed it past 64 MB.
+// Parts in flight for a long stream, each in a buffer reused for the whole upload (bench/api-upload).
+const SLOTS = 4;
 const QUEUE_SIZE = 2;
 
 /** put() of S3BlobStore, after the key check. */
@@ -25,40 +25,34 @@ export async function putObject(
   const contentType = options.contentType ?? DEFAULT_CONTENT_TYPE;
   const metadata = normalizeMetadata(options.metadata);
   if (Buffer.isBuffer(body)) return putBuffer(s3, key, body, contentType, metadata);
-  // Upload buffers a whole part before sending anyway; doing it here first tells us whether the hash can
+  // Reading the first part before anything else tells us whether the hash can
   // go in with the object or needs a restamp afterwards.
   const start = await readUpTo(body, PART_SIZE);
   if (start.ended) return putBuffer(s3, key, Buffer.concat(start.chunks), contentType, metadata);
 
-  const hasher = new HashingStream();
-  const source = Readable.from(replay(start.chunks, start.iterator));
-  // The source's own error explains a failed upload better than the SDK's "stream ended" that follows it.
-  let feedError: unknown;
-  const feeding = pipeline(source, hasher).catch((error: unknown) => {
-    feedError ??= error;
-  });
-  const upload = new Upload({
-    client: s3.client,
-    params: { Bucket: s3.bucket, Key: key, Body: hasher, ContentType: contentType, Metadata: metadata },
-    partSize: PART_SIZE,
-    queueSize: QUEUE_SIZE,
-  });
+  const hash = createHash('sha256');
+  let size = 0;
+  async function* hashed(): AsyncGenerator<Buffer> {
+    for await (const chunk of replay(start.chunks, start.iterator)) {
+      hash.update(chunk);
+      size += chunk.length;
+      yield chunk;
+    }
+  }
+  const upload = await createMultipartUpload(s3, key, { contentType, metadata });
   let etag: string | undefined;
   try {
-    ({ ETag: etag } = await upload.done());
+    const parts = await writeParts(s3, upload, hashed(), { partSize: PART_SIZE, slots: SLOTS });
+    etag = await assembleParts(s3, upload, parts);
   } catch (error) {
-    const cause = feedError ?? error;
-    source.destroy();
-    hasher.destroy();
-    await feeding;
-    throw cause;
+    body.destroy();
+    await abortMultipartUpload(s3, upload).catch(() => undefined);
+    throw error;
   }
-  await feeding;
-  if (feedError) throw feedError;
-  if (hasher.bytesHashed <= MAX_COPY_OBJECT_BYTES) {
-    await stampSha256(s3.client, s3.bucket, key, etag, contentType, metadata, hasher.sha256);
-  }
-  return { key, size: hasher.bytesHashed, sha256: hasher.sha256 };
+  const sha256 = hash.digest('hex');
+  if (size <= MAX_COPY_OBJECT_BYTES)
+    await stampSha256(s3.client, s3.bucket, key, etag, contentType, metadata, sha256);
+  return { key, size, sha256 };
 }
 
 async function putBuffer(
