@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import * as CFB from 'cfb';
 
 /** CAD files of known geometry, made in code, for the processing tests and the bench. */
 
@@ -175,4 +176,26 @@ export function inventorCubeStep(): Buffer {
     paths: [join(__dirname, '..', '..')],
   });
   return readFileSync(join(dirname(packageJson), 'test/testfiles/cube-10x10mm/Cube 10x10.stp'));
+}
+
+/**
+ * A SolidWorks file as SolidWorks up to 2014 saved them: an OLE2 compound file (written by the
+ * `cfb` package) with the streams such a part has and the preview in `PreviewPNG`.
+ */
+export function solidWorksCompound(previewPng: Buffer | null): Buffer {
+  const container = CFB.utils.cfb_new();
+  CFB.utils.cfb_add(container, 'Header2', Buffer.from('SolidWorks part header'));
+  CFB.utils.cfb_add(container, 'Contents/Config-0-Partition', Buffer.alloc(4096, 7));
+  if (previewPng) CFB.utils.cfb_add(container, 'PreviewPNG', previewPng);
+  return Buffer.from(CFB.write(container, { type: 'buffer' }) as Uint8Array);
+}
+
+/**
+ * A file in SolidWorks' later container: opaque sections around a stored PNG preview, with a PNG
+ * signature inside the opaque bytes too (a parser must walk the chunks, not trust the signature).
+ */
+export function solidWorksLater(previewPng: Buffer): Buffer {
+  const opaque = Buffer.alloc(2048, 0x5a);
+  Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 1, 0x41]).copy(opaque, 100);
+  return Buffer.concat([Buffer.from([0x14, 0x00, 0x06, 0x00, 0x08, 0x00]), opaque, previewPng, opaque]);
 }

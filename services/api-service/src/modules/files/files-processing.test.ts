@@ -9,6 +9,8 @@ import {
   dxfDrawing,
   inventorCubeStep,
   objTwoCubes,
+  solidWorksCompound,
+  solidWorksLater,
   stepAssembly,
 } from '../../../test/support/cad-fixtures';
 import { EICAR, type RunningClamd, startClamd } from '../../../test/support/clamd';
@@ -148,6 +150,46 @@ describe('metadata and previews', () => {
     // Under an extension it contradicts, it is quarantined (still said to be an image).
     const zipped = await processed('render.zip', png);
     expect(zipped).toMatchObject({ processing_status: 'quarantined', classification: 'image' });
+  });
+
+  test('SolidWorks files: the container and the preview saved in it, nothing guessed', async () => {
+    const saved = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#203040' } })
+      .png()
+      .toBuffer();
+    const old = await processed('bracket.sldprt', solidWorksCompound(saved));
+    expect(old).toMatchObject({ processing_status: 'ready', classification: 'cad-3d' });
+    expect(old.metadata).toMatchObject({
+      dimensions: null,
+      software: null,
+      custom_properties: { format: 'sldprt', container: 'ole-compound', embedded_preview: 'PreviewPNG' },
+    });
+    expect(old.metadata.custom_properties?.streams).toEqual(
+      expect.arrayContaining(['Header2', 'Config-0-Partition', 'PreviewPNG']),
+    );
+    const preview = await as(stack.api.app, user).get(old.preview_url).buffer(true).parse(binary);
+    expect(preview.status).toBe(200);
+    const shown = await sharp(preview.body as Buffer).metadata();
+    // The saved 300 x 200 image, never enlarged.
+    expect([shown.width, shown.height]).toEqual([300, 200]);
+    const thumbnail = await as(stack.api.app, user).get(old.thumbnail_url).buffer(true).parse(binary);
+    expect((await sharp(thumbnail.body as Buffer).metadata()).width).toBe(128);
+
+    const later = await processed('housing.sldasm', solidWorksLater(saved));
+    expect(later.metadata.custom_properties).toMatchObject({
+      format: 'sldasm',
+      container: 'solidworks-2015',
+      embedded_preview: 'embedded-png',
+    });
+    expect((await as(stack.api.app, user).get(later.preview_url)).status).toBe(200);
+
+    const bare = await processed('plain.sldprt', solidWorksCompound(null));
+    expect(bare.metadata.custom_properties).toMatchObject({
+      container: 'ole-compound',
+      embedded_preview: null,
+    });
+    const none = await as(stack.api.app, user).get(bare.preview_url);
+    expect(none.status).toBe(404);
+    expect(none.body.code).toBe('not_found');
   });
 
   test('text is indexed: GET /files?q= finds words in the content and in the metadata', async () => {

@@ -4,6 +4,7 @@ import { tessellate } from './brep';
 import { parseDxf } from './dxf';
 import { type MeshStats, parseObj, parseStl } from './mesh';
 import { type Detected, dwgVersion } from './sniff';
+import { readSolidWorks } from './solidworks';
 import { parseStep } from './step';
 
 /** What the content analysis found (run in a worker thread: parsing is CPU work). */
@@ -13,6 +14,8 @@ export interface ContentFacts {
   text?: string;
   /** A drawing as SVG (DXF), sized for the preview; rasterised by sharp outside the worker. */
   svg?: string;
+  /** A preview the authoring program saved in the file (a PNG), resized by sharp outside the worker. */
+  image?: Uint8Array;
   /** Rendered meshes: the preview and the thumbnail as raw RGB. */
   renders?: { preview: RasterImage; thumbnail: RasterImage };
   /** Why a parser gave up (the file is still stored; what could not be read is unknown). */
@@ -57,6 +60,8 @@ function meshFacts(mesh: MeshStats, render: boolean, units: string | null = null
       : undefined,
   };
 }
+
+const SOLIDWORKS = new Set(['sldprt', 'sldasm', 'slddrw']);
 
 const TEXT_FORMATS = new Set([
   'txt',
@@ -171,6 +176,21 @@ async function parse(
             layers: dxf.layers,
             entities: dxf.entities,
             units: dxf.units,
+          },
+        },
+      };
+    }
+    if (SOLIDWORKS.has(extension) && (detected === 'ole' || detected === null)) {
+      const sw = readSolidWorks(data);
+      return {
+        image: render && sw.preview ? sw.preview : undefined,
+        metadata: {
+          ...unknown.metadata,
+          custom_properties: {
+            format: extension,
+            container: sw.container,
+            ...(sw.streams ? { streams: sw.streams } : {}),
+            embedded_preview: sw.previewSource,
           },
         },
       };

@@ -136,13 +136,26 @@ async function drawingPreviews(svg: string): Promise<ContentAnalysis['previews']
   }
 }
 
+const IMAGE_LIMITS = { limitInputPixels: 268_402_689 };
+
+/** The preview and thumbnail of an image (oriented by its EXIF, never enlarged). */
+async function imagePreviews(data: Buffer): Promise<NonNullable<ContentAnalysis['previews']>> {
+  const resized = (size: number) =>
+    sharp(data, IMAGE_LIMITS)
+      .rotate()
+      .resize(size, size, { fit: 'inside', withoutEnlargement: true })
+      .png()
+      .toBuffer();
+  return { preview: await resized(512), thumbnail: await resized(128) };
+}
+
 /** Metadata and previews of an image, through sharp (libvips); pixel limits keep bombs out. */
 async function analyzeImage(
   data: Buffer,
   render: boolean,
 ): Promise<Pick<ContentAnalysis, 'metadata' | 'previews'>> {
   try {
-    const info = await sharp(data, { limitInputPixels: 268_402_689 }).metadata();
+    const info = await sharp(data, IMAGE_LIMITS).metadata();
     const metadata: FileMetadata = {
       dimensions: { width: info.width ?? null, height: info.height ?? null, depth: null, units: 'px' },
       components: null,
@@ -154,14 +167,7 @@ async function analyzeImage(
         has_alpha: info.hasAlpha,
       },
     };
-    if (!render) return { metadata };
-    const resized = (size: number) =>
-      sharp(data, { limitInputPixels: 268_402_689 })
-        .rotate()
-        .resize(size, size, { fit: 'inside', withoutEnlargement: true })
-        .png()
-        .toBuffer();
-    return { metadata, previews: { preview: await resized(512), thumbnail: await resized(128) } };
+    return render ? { metadata, previews: await imagePreviews(data) } : { metadata };
   } catch (error) {
     return {
       metadata: {
@@ -195,10 +201,12 @@ export async function analyzeContent(
   const metadata = facts.error
     ? { ...facts.metadata, custom_properties: { ...facts.metadata.custom_properties, error: facts.error } }
     : facts.metadata;
-  const previews = facts.renders
-    ? { preview: await png(facts.renders.preview), thumbnail: await png(facts.renders.thumbnail) }
-    : facts.svg
-      ? await drawingPreviews(facts.svg)
-      : undefined;
+  const previews = facts.image
+    ? await imagePreviews(Buffer.from(facts.image)).catch(() => undefined)
+    : facts.renders
+      ? { preview: await png(facts.renders.preview), thumbnail: await png(facts.renders.thumbnail) }
+      : facts.svg
+        ? await drawingPreviews(facts.svg)
+        : undefined;
   return { metadata, classification, text: facts.text, previews };
 }
