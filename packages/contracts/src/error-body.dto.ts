@@ -79,4 +79,14 @@ export class ErrorBodyDto {
   @IsOptional()
   @IsString({ each: true })
   deadLetterQueues?: string[];
+
+  /** 409 of a BOM change that would make an assembly contain itself: the part numbers around the cycle. */
+  @IsOptional()
+  @IsString({ each: true })
+  cycle?: string[];
+
+  /** 404 or 409 about one line of a BOM: the line. */
+  @IsOptional()
+  @IsString()
+  itemId?: string;
 }

@@ -156,21 +156,3 @@ export class RejectPartVersionRequest extends PartVersionActionRequest {
   @MaxLength(2000)
   reason?: string;
 }
-
-/** An assembly whose BOM references the part. */
-export class WhereUsedEntry {
-  @IsUUID()
-  bomId: string;
-
-  @IsUUID()
-  assemblyPartId: string;
-
-  @IsString()
-  assemblyPartNumber: string;
-
-  @IsString()
-  revision: string;
-}
-
-export const WhereUsedList = ItemsOf(WhereUsedEntry, 'WhereUsedList');
-export type WhereUsedList = Items<WhereUsedEntry>;

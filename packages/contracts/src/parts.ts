@@ -5,3 +5,4 @@ export * from './part.dto';
 export * from './part-version.dto';
 export * from './bom-settings.dto';
 export * from './part-import.dto';
+export * from './bom.dto';

@@ -1,5 +1,6 @@
 import { defineService } from '@hwp/platform';
 import type { CollabConfig } from './config';
+import { bomsFeature } from './modules/boms/boms.feature';
 import { eventsFeature } from './modules/events/events.feature';
 import { identityFeature } from './modules/identity/identity.feature';
 import { invitationsFeature } from './modules/invitations/invitations.feature';
@@ -41,5 +42,6 @@ export const collabService = defineService<CollabConfig>({
     workspacesFeature,
     invitationsFeature,
     partsFeature,
+    bomsFeature,
   ],
 });

@@ -2,7 +2,6 @@ import type {
   CreatePartVersionRequest,
   PartVersion,
   PartVersionList,
-  PartVersionStatus,
   UpdatePartVersionRequest,
 } from '@hwp/contracts';
 import { ConflictError, newId } from '@hwp/platform';
@@ -10,27 +9,11 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import { checkMove, MOVES, type Move, PAST } from './approval-flow';
 import type { PartEntity, PartVersionEntity } from './part.entity';
 import { presentVersion, versionActors } from './parts.presenter';
 import { PartsRepository } from './parts.repository';
 import type { PartEvents } from './parts.service';
-
-/** The moves of DECISIONS.md section 5: which status each action starts from and leads to. */
-const MOVES = {
-  submit: { from: ['draft'], to: 'in_review' },
-  approve: { from: ['in_review'], to: 'approved' },
-  reject: { from: ['in_review'], to: 'rejected' },
-  // Editing a rejected version returns it to draft; approved ones are immutable.
-  edit: { from: ['draft', 'rejected'], to: 'draft' },
-} as const satisfies Record<string, { from: readonly PartVersionStatus[]; to: PartVersionStatus }>;
-type Move = keyof typeof MOVES;
-
-const PAST: Record<Move, string> = {
-  submit: 'submitted',
-  approve: 'approved',
-  reject: 'rejected',
-  edit: 'updated',
-};
 
 /**
  * Part versions and their approval flow (DECISIONS.md section 5): draft -submit-> in_review
@@ -174,14 +157,8 @@ export class PartVersionsService {
       const parts = this.partsIn(access, manager);
       const part = await parts.findInWorkspace(partId);
       const row = await parts.lockVersion(part, versionId);
-      const { from, to } = MOVES[move];
-      if (!(from as readonly PartVersionStatus[]).includes(row.status)) {
-        const detail =
-          row.status === 'approved'
-            ? `Version ${row.revision} is approved and cannot change; create a new version`
-            : `Cannot ${move} version ${row.revision} while it is ${row.status}`;
-        throw new ConflictError(detail, { status: row.status });
-      }
+      checkMove(row.status, move, `version ${row.revision}`, 'version');
+      const { to } = MOVES[move];
       const now = new Date();
       const previous = row.status;
       const changes = await apply(parts, part, row, now);

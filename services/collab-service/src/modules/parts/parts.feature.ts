@@ -18,7 +18,7 @@ import {
   rejectVersion,
   submitVersion,
 } from './routes/part-versions.routes';
-import { createPart, listParts, partDetail, updatePart, whereUsed } from './routes/parts.routes';
+import { createPart, listParts, partDetail, updatePart } from './routes/parts.routes';
 
 export interface PartsExports {
   parts: PartsService;
@@ -62,7 +62,6 @@ export const partsFeature = defineFeature<
         submitVersion(versions),
         approveVersion(versions),
         rejectVersion(versions),
-        whereUsed(parts),
         getBomSettings(settings),
         updateBomSettings(settings),
       ]),

@@ -205,14 +205,6 @@ export class PartsService {
   }
 
   /** Assemblies whose BOMs reference the part. */
-  async whereUsed(workspace: WorkspaceScope, partId: string): Promise<WhereUsedList> {
-    await this.partsIn(workspace).findInWorkspace(partId);
-    // BOMs (section 4.7) are not stored by this service yet, so no assembly references any part and
-    // the answer is the empty list the parts issue asks for. The BOM issue replaces this with a query
-    // over its item table.
-    return { items: [] };
-  }
-
   private checkCurrency(currency: string | undefined): void {
     if (currency !== undefined && !isCurrencyCode(currency)) {
       throw new ValidationError(`${currency} is not an ISO 4217 currency code`, [

@@ -12,7 +12,7 @@ const MB = 1024 * 1024;
  * Waits (IMPORT_QUEUE_WAIT_MS) for one of the process's import slots, else answers 503; frees the
  * slot when the response ends. The body is not read while waiting.
  */
-function importSlot(imports: PartImportService): RequestHandler {
+export function importSlot(imports: PartImportService): RequestHandler {
   return async (_req, res, next) => {
     const gone = new AbortController();
     const onClose = () => gone.abort();
@@ -37,7 +37,7 @@ function importSlot(imports: PartImportService): RequestHandler {
 }
 
 /** Reads the multipart body into memory: one `file` part up to `maxBytes`, a few small fields. */
-function spreadsheetUpload(maxBytes: number): RequestHandler {
+export function spreadsheetUpload(maxBytes: number): RequestHandler {
   const upload = multer({
     storage: multer.memoryStorage(),
     limits: { fileSize: maxBytes, files: 1, fields: 10, fieldSize: 1024, parts: 12 },
@@ -65,7 +65,7 @@ function spreadsheetUpload(maxBytes: number): RequestHandler {
   };
 }
 
-function theFile(req: Request): Express.Multer.File {
+export function theFile(req: Request): Express.Multer.File {
   if (req.file) return req.file;
   if (!req.is('multipart/form-data')) {
     throw new AppError(
@@ -101,7 +101,7 @@ const FORM_SCHEMA = {
 };
 
 /** The text fields multer parsed from the form, still unchecked (validated once merged with the query). */
-function formFields(req: Request): Record<string, unknown> {
+export function formFields(req: Request): Record<string, unknown> {
   const fields: unknown = req.body;
   return typeof fields === 'object' && fields !== null ? { ...fields } : {};
 }

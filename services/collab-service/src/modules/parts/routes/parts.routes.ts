@@ -90,16 +90,3 @@ export const updatePart = (parts: PartsService) =>
     },
     handler: ({ body, params, user, workspace }) => parts.update(user, workspace, params.id, body),
   });
-
-export const whereUsed = (parts: PartsService) =>
-  memberRoute({
-    method: 'get',
-    path: '/v1/parts/:id/where-used',
-    summary: 'Assemblies whose BOMs reference the part',
-    tags: TAGS,
-    role: 'viewer',
-    workspace: fromQuery('workspace'),
-    query: PartWorkspaceQuery,
-    responses: { 200: { description: 'Assemblies', schema: WhereUsedList }, 404: NOT_FOUND },
-    handler: ({ params, workspace }) => parts.whereUsed(workspace, params.id),
-  });

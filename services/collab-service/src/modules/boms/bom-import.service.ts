@@ -1,0 +1,396 @@
+import type { AlternateApproval, BomImportReport, ImportRowProblem } from '@hwp/contracts';
+import { AppError, ForbiddenError, newId, ValidationError } from '@hwp/platform';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import type { CollabUserEntity } from '../identity/collab-user.entity';
+import { checkMove } from '../parts/approval-flow';
+import { normaliseHeaders, parseDecimal, parseJsonObject, parseSpreadsheet } from '../parts/import';
+import type { PartEntity } from '../parts/part.entity';
+import { PartsRepository } from '../parts/parts.repository';
+import { atLeast } from '../workspaces/workspace-access';
+import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import { BomAlternateEntity, type BomEntity, BomItemEntity } from './bom.entity';
+import { unneutralise } from './bom-export';
+import type { BomLinesService } from './bom-lines.service';
+import type { BomsRepository } from './boms.repository';
+import type { BomsService } from './boms.service';
+import { checkEffectivity } from './effectivity';
+import { expandRefdes, RefdesError } from './refdes';
+
+/**
+ * Columns of the BOM import (section 2.9; matching ignores case, spaces, `_`, `-`). Besides the
+ * document's, the hierarchical export's columns are read back, so an export imports as the same BOM:
+ * `level` nests a row under the row above it one level up, `assembly` tells lines of sub-assemblies'
+ * own BOMs (skipped) from this BOM's, and effectivity, alternates and attributes come along.
+ */
+export const BOM_IMPORT_ALIASES = {
+  childPartNumber: ['child_part_number', 'part_number', 'pn', 'child_pn'],
+  qty: ['quantity'],
+  uom: ['unit', 'unit_of_measure'],
+  refdes: ['reference_designators', 'reference', 'designators'],
+  notes: ['note', 'comment', 'comments'],
+  level: ['bom_level'],
+  assembly: ['parent_assembly'],
+  name: ['part_name', 'description'],
+  sortIndex: ['sort_index'],
+  alternates: ['alternate_parts'],
+  dateFrom: ['date_from', 'effective_from'],
+  dateTo: ['date_to', 'effective_to'],
+  serialFrom: ['serial_from'],
+  serialTo: ['serial_to'],
+  lotFrom: ['lot_from'],
+  lotTo: ['lot_to'],
+  attributes: ['attrs'],
+} as const;
+type Field = keyof typeof BOM_IMPORT_ALIASES;
+
+/** Export columns computed from the rest: read by nobody, and not reported as unknown. */
+const DERIVED = new Set(
+  ['item_number', 'extended_qty', 'bom_revision', 'unit_cost', 'currency', 'extended_cost', 'warnings'].map(
+    (h) => h.replace(/_/g, ''),
+  ),
+);
+
+const LISTED = 1_000;
+
+interface PlannedLine {
+  row: number;
+  id: string;
+  parentId: string | null;
+  level: number;
+  partNumber: string;
+  name: string | null;
+  qty: number;
+  uom: string;
+  refdes: string[];
+  notes: string;
+  sortIndex: number;
+  attributes: Record<string, unknown>;
+  effectivity: Pick<BomItemEntity, 'dateFrom' | 'dateTo' | 'serialFrom' | 'serialTo' | 'lotFrom' | 'lotTo'>;
+  alternates: { partNumber: string; approval: AlternateApproval }[];
+}
+
+export interface BomImportUpload {
+  buffer: Uint8Array;
+  filename?: string;
+  contentType?: string;
+}
+
+/**
+ * `POST /v1/boms/import`: the file's lines become the lines of a draft BOM, all or nothing. Missing
+ * child parts are created with domain `other`. A dry run reports and writes nothing.
+ */
+export class BomImportService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly boms: BomsService,
+    private readonly lines: BomLinesService,
+    private readonly limits: { maxBytes: number; maxRows: number; timeoutMs: number },
+  ) {}
+
+  async run(
+    actor: CollabUserEntity,
+    access: WorkspaceScope,
+    bomId: string,
+    upload: BomImportUpload,
+    options: { dryRun: boolean; decimal?: 'dot' | 'comma' },
+  ): Promise<BomImportReport> {
+    const probe = await this.boms.bomsIn(access).find(bomId);
+    const sheet = await parseSpreadsheet(upload, this.limits);
+    const mapping = normaliseHeaders(sheet.headers, BOM_IMPORT_ALIASES);
+    if (mapping.columns.childPartNumber === undefined || mapping.columns.qty === undefined) {
+      throw new ValidationError(
+        `The first row must name a child part number column (child_part_number, part_number, pn or child_pn) and a qty column (qty or quantity); found: ${sheet.headers.join(', ') || 'no headers'}`,
+        [{ field: 'file', message: 'missing child_part_number or qty column' }],
+      );
+    }
+    const index = new Map<Field, number>();
+    for (const [field, header] of Object.entries(mapping.columns) as [Field, string][])
+      index.set(field, sheet.headers.indexOf(header));
+    const cell = (values: string[], field: Field) => {
+      const i = index.get(field);
+      return i === undefined || i < 0 ? '' : unneutralise((values[i] ?? '').trim());
+    };
+    const errors: ImportRowProblem[] = [];
+    const warnings: ImportRowProblem[] = [];
+    const invalid = new Set<number>();
+    const fail = (row: number, field: Field | 'file', message: string) => {
+      invalid.add(row);
+      errors.push({
+        row,
+        column: field === 'file' ? 'file' : (mapping.columns[field as Field] ?? field),
+        message,
+      });
+    };
+    for (const problem of sheet.cellErrors) fail(problem.row, 'file', problem.message);
+
+    const assembly = (await this.boms.bomsIn(access).partsById([probe.assemblyPartId])).get(
+      probe.assemblyPartId,
+    );
+    const assemblyNumber = assembly?.partNumber.toLowerCase() ?? '';
+    const planned: PlannedLine[] = [];
+    const openByLevel: (PlannedLine | undefined)[] = [];
+    let skippedRows = 0;
+    const decimal = options.decimal ?? 'dot';
+    sheet.rows.forEach((values, i) => {
+      const row = sheet.rowNumbers[i];
+      const owner = cell(values, 'assembly');
+      if (owner && owner.toLowerCase() !== assemblyNumber) {
+        skippedRows++;
+        return;
+      }
+      const line = this.readRow(values, row, cell, fail, warnings, decimal, access);
+      if (!line) return;
+      if (line.level > 1) {
+        const parent = openByLevel[line.level - 1];
+        if (!parent) {
+          fail(row, 'level', `level ${line.level} has no row of level ${line.level - 1} above it`);
+          return;
+        }
+        line.parentId = parent.id;
+      }
+      openByLevel[line.level] = line;
+      openByLevel.length = line.level + 1;
+      if (!invalid.has(row)) planned.push(line);
+    });
+
+    const work = async (manager: EntityManager): Promise<BomImportReport> => {
+      const repo = this.boms.bomsIn(access, manager);
+      const bom = options.dryRun ? await repo.find(bomId) : await this.boms.lockEditable(repo, bomId);
+      // A dry run against a BOM that cannot change answers what the apply would: 409.
+      if (options.dryRun) checkMove(bom.status, 'edit', `BOM revision ${bom.revision}`, 'revision');
+      const numbers = [
+        ...planned.map((l) => l.partNumber),
+        ...planned.flatMap((l) => l.alternates.map((a) => a.partNumber)),
+      ];
+      const parts = await repo.partsByNumber(numbers);
+      for (const line of planned) {
+        for (const alternate of line.alternates) {
+          if (!parts.has(alternate.partNumber.toLowerCase()))
+            fail(line.row, 'alternates', `alternate ${alternate.partNumber} is not a part of this workspace`);
+        }
+        if (line.partNumber.toLowerCase() === assemblyNumber)
+          fail(line.row, 'childPartNumber', `${line.partNumber} is the assembly itself`);
+      }
+      const missing = [...new Set(planned.map((l) => l.partNumber))].filter(
+        (pn) => !parts.has(pn.toLowerCase()),
+      );
+      const valid = sheet.rows.length - skippedRows - invalid.size;
+      const report: BomImportReport = {
+        importId: newId(),
+        bomId,
+        dryRun: options.dryRun,
+        format: sheet.format,
+        rows: sheet.rows.length,
+        valid,
+        errors: errors.sort((a, b) => a.row - b.row).slice(0, LISTED),
+        errorCount: errors.length,
+        warnings: warnings.slice(0, LISTED),
+        lines: planned.filter((l) => !invalid.has(l.row)).length,
+        createdParts: missing,
+        skippedRows,
+        ignoredColumns: [
+          ...mapping.unknown.filter((h) => !DERIVED.has(h.toLowerCase().replace(/[\s_.-]+/g, ''))),
+          ...mapping.duplicates.flatMap((d) => d.headers.slice(1)),
+        ],
+      };
+      if (options.dryRun) return report;
+      if (invalid.size > 0) {
+        throw new AppError(
+          'validation_failed',
+          400,
+          `${invalid.size} of ${report.rows} rows have errors; nothing was imported (see report.errors)`,
+          { extra: { report } },
+        );
+      }
+      await this.write(manager, repo, actor, bom, planned, parts, missing);
+      await this.lines.checkNoCycle(manager, bom);
+      await this.boms.emit(manager, access, actor, bom, 'imported', {
+        importId: report.importId,
+        lines: report.lines,
+        createdParts: missing.length,
+      });
+      return report;
+    };
+    return options.dryRun ? work(this.dataSource.manager) : this.dataSource.transaction(work);
+  }
+
+  private readRow(
+    values: string[],
+    row: number,
+    cell: (values: string[], field: Field) => string,
+    fail: (row: number, field: Field, message: string) => void,
+    warnings: ImportRowProblem[],
+    decimal: 'dot' | 'comma',
+    access: WorkspaceScope,
+  ): PlannedLine | null {
+    const partNumber = cell(values, 'childPartNumber');
+    if (!partNumber) fail(row, 'childPartNumber', 'required');
+    else if (partNumber.length > 64) fail(row, 'childPartNumber', 'at most 64 characters');
+    const qtyCell = parseDecimal(cell(values, 'qty'), decimal);
+    let qty = 0;
+    if (!qtyCell.ok) fail(row, 'qty', qtyCell.message);
+    else if (qtyCell.value === undefined) fail(row, 'qty', 'required');
+    else if (!(Number(qtyCell.value) > 0)) fail(row, 'qty', 'must be greater than 0');
+    else qty = Number(qtyCell.value);
+    const levelText = cell(values, 'level');
+    const level = levelText === '' ? 1 : Number(levelText);
+    if (!Number.isInteger(level) || level < 1 || level > 64)
+      fail(row, 'level', 'must be a whole number from 1 to 64');
+    const uom = (cell(values, 'uom') || 'each').toLowerCase();
+    if (uom.length > 16) fail(row, 'uom', 'at most 16 characters');
+    let refdes: string[] = [];
+    try {
+      refdes = expandRefdes(cell(values, 'refdes'));
+    } catch (error) {
+      if (!(error instanceof RefdesError)) throw error;
+      fail(row, 'refdes', error.message);
+    }
+    if (uom === 'each' && refdes.length > 0 && qty > 0 && refdes.length !== qty) {
+      warnings.push({
+        row,
+        column: 'refdes',
+        message: `${refdes.length} reference designators for a quantity of ${qty}`,
+      });
+    }
+    const serial = (field: 'serialFrom' | 'serialTo') => {
+      const value = cell(values, field);
+      if (value === '') return null;
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 0) {
+        fail(row, field, 'must be a whole number');
+        return null;
+      }
+      return n;
+    };
+    const date = (field: 'dateFrom' | 'dateTo') => {
+      const value = cell(values, field);
+      if (value === '') return null;
+      if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(value))) {
+        fail(row, field, 'must be an ISO date (YYYY-MM-DD)');
+        return null;
+      }
+      return value;
+    };
+    const effectivity = {
+      dateFrom: date('dateFrom'),
+      dateTo: date('dateTo'),
+      serialFrom: serial('serialFrom'),
+      serialTo: serial('serialTo'),
+      lotFrom: cell(values, 'lotFrom') || null,
+      lotTo: cell(values, 'lotTo') || null,
+    };
+    const order = checkEffectivity(effectivity);
+    if (order) fail(row, order.field as Field, order.message);
+    const attributes = parseJsonObject(cell(values, 'attributes'));
+    if (!attributes.ok) fail(row, 'attributes', attributes.message);
+    const alternates: PlannedLine['alternates'] = [];
+    for (const entry of cell(values, 'alternates')
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean)) {
+      const match = /^(.*?)\s*\((approved|conditional|rejected)\)$/i.exec(entry);
+      const approval = (match?.[2].toLowerCase() ?? 'conditional') as AlternateApproval;
+      if (approval === 'approved' && !atLeast(access.role, 'manager')) {
+        fail(row, 'alternates', 'only a manager or owner may import approved alternates');
+      }
+      alternates.push({ partNumber: unneutralise(match?.[1] ?? entry), approval });
+    }
+    const sortText = cell(values, 'sortIndex');
+    const sortIndex = sortText === '' ? -1 : Number(sortText);
+    if (!Number.isInteger(sortIndex) || sortIndex < -1) fail(row, 'sortIndex', 'must be a whole number');
+    const notes = cell(values, 'notes');
+    return {
+      row,
+      id: newId(),
+      parentId: null,
+      level: Number.isInteger(level) ? level : 1,
+      partNumber,
+      name: cell(values, 'name') || null,
+      qty,
+      uom,
+      refdes,
+      notes,
+      sortIndex,
+      attributes: (attributes.ok ? attributes.value : undefined) ?? {},
+      effectivity,
+      alternates,
+    };
+  }
+
+  private async write(
+    manager: EntityManager,
+    repo: BomsRepository,
+    actor: CollabUserEntity,
+    bom: BomEntity,
+    planned: PlannedLine[],
+    parts: Map<string, PartEntity>,
+    missing: string[],
+  ): Promise<void> {
+    const catalog = new PartsRepository(repo.scope);
+    const now = new Date();
+    for (const partNumber of missing) {
+      const line = planned.find((l) => l.partNumber.toLowerCase() === partNumber.toLowerCase());
+      const part = await catalog.insert({
+        id: newId(),
+        partNumber,
+        name: (line?.name ?? partNumber).slice(0, 200),
+        description: '',
+        domain: 'other',
+        uom: line?.uom ?? 'each',
+        lifecycle: 'prototype',
+        tags: [],
+        attributes: {},
+        manufacturerName: null,
+        manufacturerPartNumber: null,
+        unitCost: null,
+        currency: null,
+        rohsCompliant: null,
+        reachCompliant: null,
+        conflictMinerals: null,
+        createdBy: actor.id,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await catalog.appendHistory(part, actor.id, 'created', {
+        partNumber,
+        source: 'bom-import',
+        bomId: bom.id,
+      });
+      parts.set(partNumber.toLowerCase(), part);
+    }
+    await manager.delete(BomItemEntity, { bomId: bom.id });
+    const items = planned.map((line, index) => ({
+      id: line.id,
+      bomId: bom.id,
+      parentItemId: line.parentId,
+      childPartId: parts.get(line.partNumber.toLowerCase())?.id as string,
+      childVersionId: null,
+      qty: line.qty,
+      uom: line.uom,
+      refdes: line.refdes,
+      notes: line.notes,
+      sortIndex: line.sortIndex >= 0 ? line.sortIndex : index,
+      attributes: line.attributes,
+      ...line.effectivity,
+      createdAt: now,
+      updatedAt: now,
+    }));
+    for (let i = 0; i < items.length; i += 500)
+      await manager.insert(BomItemEntity, items.slice(i, i + 500) as QueryDeepPartialEntity<BomItemEntity>[]);
+    const alternates = planned.flatMap((line) =>
+      line.alternates.map((a, position) => ({
+        itemId: line.id,
+        partId: parts.get(a.partNumber.toLowerCase())?.id as string,
+        position,
+        approval: a.approval,
+        rationale: '',
+        proposedBy: actor.id,
+        approvedBy: a.approval === 'approved' ? actor.id : null,
+      })),
+    );
+    if (alternates.length > 0) await manager.insert(BomAlternateEntity, alternates);
+    if (alternates.some((a) => a.approval === 'approved') && !atLeast(repo.scope.role, 'manager'))
+      throw new ForbiddenError('Only a manager or owner may approve an alternate');
+  }
+}

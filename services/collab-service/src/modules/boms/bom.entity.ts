@@ -1,0 +1,189 @@
+import type { AlternateApproval, BomStatus, BomType } from '@hwp/contracts';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { registerWorkspaceOwned } from '../workspaces/workspace-scope';
+
+/** numeric and bigint come back from pg as strings; the service keeps them numbers. */
+const numberColumn = {
+  to: (value: number | null | undefined) => value,
+  from: (value: string | null) => (value === null ? null : Number(value)),
+};
+
+/** A BOM header (section 2.9) with the approval flow of DECISIONS.md section 5. */
+@Entity({ name: 'boms' })
+export class BomEntity {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'workspace_id', type: 'uuid' })
+  workspaceId: string;
+
+  @Column({ name: 'assembly_part_id', type: 'uuid' })
+  assemblyPartId: string;
+
+  @Column({ name: 'assembly_version_id', type: 'uuid', nullable: true })
+  assemblyVersionId: string | null;
+
+  @Column('text')
+  type: BomType;
+
+  @Column('text')
+  revision: string;
+
+  @Column('text')
+  status: BomStatus;
+
+  @Column({ name: 'change_note', type: 'text', nullable: true })
+  changeNote: string | null;
+
+  @Column({ name: 'source_bom_id', type: 'uuid', nullable: true })
+  sourceBomId: string | null;
+
+  @Column({ name: 'created_by', type: 'uuid' })
+  createdBy: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'submitted_by', type: 'uuid', nullable: true })
+  submittedBy: string | null;
+
+  @Column({ name: 'submitted_at', type: 'timestamptz', nullable: true })
+  submittedAt: Date | null;
+
+  @Column({ name: 'approved_by', type: 'uuid', nullable: true })
+  approvedBy: string | null;
+
+  @Column({ name: 'approved_at', type: 'timestamptz', nullable: true })
+  approvedAt: Date | null;
+
+  @Column({ name: 'rejected_by', type: 'uuid', nullable: true })
+  rejectedBy: string | null;
+
+  @Column({ name: 'rejected_at', type: 'timestamptz', nullable: true })
+  rejectedAt: Date | null;
+
+  @Column({ name: 'rejection_reason', type: 'text', nullable: true })
+  rejectionReason: string | null;
+}
+
+/** One line of a BOM; reached only through a BOM found in the workspace. */
+@Entity({ name: 'bom_items' })
+export class BomItemEntity {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'bom_id', type: 'uuid' })
+  bomId: string;
+
+  @Column({ name: 'parent_item_id', type: 'uuid', nullable: true })
+  parentItemId: string | null;
+
+  @Column({ name: 'child_part_id', type: 'uuid' })
+  childPartId: string;
+
+  @Column({ name: 'child_version_id', type: 'uuid', nullable: true })
+  childVersionId: string | null;
+
+  @Column({ type: 'numeric', precision: 24, scale: 6, transformer: numberColumn })
+  qty: number;
+
+  @Column('text')
+  uom: string;
+
+  @Column('text', { array: true })
+  refdes: string[];
+
+  @Column('text')
+  notes: string;
+
+  @Column({ name: 'sort_index', type: 'integer' })
+  sortIndex: number;
+
+  @Column('jsonb')
+  attributes: Record<string, unknown>;
+
+  /** YYYY-MM-DD (pg `date` read as text, so no time zone shifts it). */
+  @Column({ name: 'date_from', type: 'date', nullable: true })
+  dateFrom: string | null;
+
+  @Column({ name: 'date_to', type: 'date', nullable: true })
+  dateTo: string | null;
+
+  @Column({ name: 'serial_from', type: 'bigint', nullable: true, transformer: numberColumn })
+  serialFrom: number | null;
+
+  @Column({ name: 'serial_to', type: 'bigint', nullable: true, transformer: numberColumn })
+  serialTo: number | null;
+
+  @Column({ name: 'lot_from', type: 'text', nullable: true })
+  lotFrom: string | null;
+
+  @Column({ name: 'lot_to', type: 'text', nullable: true })
+  lotTo: string | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}
+
+@Entity({ name: 'bom_item_alternates' })
+export class BomAlternateEntity {
+  @PrimaryColumn({ name: 'item_id', type: 'uuid' })
+  itemId: string;
+
+  @PrimaryColumn({ name: 'part_id', type: 'uuid' })
+  partId: string;
+
+  @Column('integer')
+  position: number;
+
+  @Column('text')
+  approval: AlternateApproval;
+
+  @Column('text')
+  rationale: string;
+
+  @Column({ name: 'proposed_by', type: 'uuid' })
+  proposedBy: string;
+
+  @Column({ name: 'approved_by', type: 'uuid', nullable: true })
+  approvedBy: string | null;
+}
+
+/** A workspace API key: the secret is shown once and stored as its sha256 only. */
+@Entity({ name: 'workspace_api_keys' })
+export class WorkspaceApiKeyEntity {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'workspace_id', type: 'uuid' })
+  workspaceId: string;
+
+  @Column('text')
+  name: string;
+
+  @Column({ name: 'secret_hash', type: 'text' })
+  secretHash: string;
+
+  @Column({ name: 'created_by', type: 'uuid' })
+  createdBy: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
+  lastUsedAt: Date | null;
+
+  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
+  revokedAt: Date | null;
+}
+
+registerWorkspaceOwned(BomEntity);
+registerWorkspaceOwned(WorkspaceApiKeyEntity);
+
+export const bomEntities = [BomEntity, BomItemEntity, BomAlternateEntity, WorkspaceApiKeyEntity];

@@ -1,0 +1,362 @@
+import type {
+  Bom,
+  BomDetail,
+  BomList,
+  CostRollup,
+  CreateBomRequest,
+  ListBomsQuery,
+  NotificationRequestedData,
+} from '@hwp/contracts';
+import { DEFAULT_PAGE_SIZE, RoutingKeys } from '@hwp/contracts';
+import {
+  type Bus,
+  ConflictError,
+  currentContext,
+  NotFoundError,
+  newId,
+  ValidationError,
+} from '@hwp/platform';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { CollabUserEntity } from '../identity/collab-user.entity';
+import { usernames } from '../identity/usernames';
+import { checkMove, MOVES, type Move, PAST } from '../parts/approval-flow';
+import { PartVersionEntity } from '../parts/part.entity';
+import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { BomEntity } from './bom.entity';
+import { assembleTree, type ExpandedTree, loadTreeRows, presentNode, type TreeRoot } from './bom-tree';
+import { BomsRepository } from './boms.repository';
+
+/** The `bom` and `import.progress` events of the workspace stream. */
+export interface BomEvents {
+  emit(
+    manager: EntityManager,
+    workspace: { id: string; name: string },
+    type: 'bom' | 'import.progress',
+    data: object,
+    meta: { actor: { id: string; username: string }; to?: { id: string; username: string } },
+  ): Promise<unknown>;
+}
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+/**
+ * BOM headers, their approval flow (DECISIONS.md section 5), the expanded tree and the cost rollup.
+ * Every change is one transaction that ends with its `bom` event.
+ */
+export class BomsService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: BomEvents,
+    private readonly bus: Bus,
+  ) {}
+
+  bomsIn(workspace: WorkspaceScope, manager: EntityManager = this.dataSource.manager) {
+    return new BomsRepository(workspace.in(manager));
+  }
+
+  /** Engineer+: a new draft BOM of an assembly part of this workspace; revisions are unique per assembly and type. */
+  async create(actor: CollabUserEntity, access: WorkspaceScope, request: CreateBomRequest): Promise<Bom> {
+    return this.dataSource.transaction(async (manager) => {
+      const boms = this.bomsIn(access, manager);
+      const assembly = (await boms.partsById([request.assemblyPartId])).get(request.assemblyPartId);
+      if (!assembly) throw new NotFoundError('Assembly part not found');
+      // Creates of one assembly queue here, so two requests cannot both take a revision.
+      await manager.query('SELECT 1 FROM parts WHERE id = $1 FOR UPDATE', [assembly.id]);
+      if (request.assemblyVersionId) {
+        const version = await manager.findOne(PartVersionEntity, {
+          where: { id: request.assemblyVersionId, partId: assembly.id },
+        });
+        if (!version) {
+          throw new ValidationError('assemblyVersionId is not a version of the assembly part', [
+            { field: 'assemblyVersionId', message: 'not a version of the assembly part' },
+          ]);
+        }
+      }
+      const revision = request.revision.trim();
+      if (await boms.findRevision(assembly.id, request.type, revision)) {
+        throw new ConflictError(
+          `${assembly.partNumber} already has a ${request.type} BOM revision ${revision}`,
+          { field: 'revision' },
+        );
+      }
+      const now = new Date();
+      const row = await boms.insert({
+        id: newId(),
+        assemblyPartId: assembly.id,
+        assemblyVersionId: request.assemblyVersionId ?? null,
+        type: request.type,
+        revision,
+        status: 'draft',
+        changeNote: request.changeNote ?? null,
+        sourceBomId: null,
+        createdBy: actor.id,
+        createdAt: now,
+        updatedAt: now,
+        submittedBy: null,
+        submittedAt: null,
+        approvedBy: null,
+        approvedAt: null,
+        rejectedBy: null,
+        rejectedAt: null,
+        rejectionReason: null,
+      });
+      await this.emit(manager, access, actor, row, 'created');
+      return this.present(manager, access, row);
+    });
+  }
+
+  async list(access: WorkspaceScope, query: ListBomsQuery): Promise<BomList> {
+    const boms = this.bomsIn(access);
+    const [rows, total] = await boms.list(query);
+    const counts = await boms.itemCounts(rows.map((r) => r.id));
+    const numbers = await boms.partsById(rows.map((r) => r.assemblyPartId));
+    const names = await usernames(this.dataSource.manager, rows.flatMap(actorsOf));
+    return {
+      items: rows.map((row) =>
+        presentBom(
+          row,
+          access.name,
+          numbers.get(row.assemblyPartId)?.partNumber ?? '',
+          counts.get(row.id) ?? 0,
+          names,
+        ),
+      ),
+      total,
+      page: query.page ?? 1,
+      pageSize: query.pageSize ?? DEFAULT_PAGE_SIZE,
+    };
+  }
+
+  /** The header with the expanded tree. */
+  async detail(access: WorkspaceScope, bomId: string, manager = this.dataSource.manager): Promise<BomDetail> {
+    const boms = this.bomsIn(access, manager);
+    const bom = await boms.find(bomId);
+    const header = await this.present(manager, access, bom);
+    const tree = await this.expand(manager, bom, header.assemblyPartNumber);
+    return { ...header, tree: tree.nodes.map(presentNode) };
+  }
+
+  /** The multi-level cost rollup: totals per currency, the leaves without a cost, the direct lines. */
+  async costRollup(access: WorkspaceScope, bomId: string): Promise<CostRollup> {
+    const manager = this.dataSource.manager;
+    const bom = await this.bomsIn(access, manager).find(bomId);
+    const assembly = (await this.bomsIn(access, manager).partsById([bom.assemblyPartId])).get(
+      bom.assemblyPartId,
+    );
+    const tree = await this.expand(manager, bom, assembly?.partNumber ?? '');
+    return {
+      bomId: bom.id,
+      assemblyPartNumber: assembly?.partNumber ?? '',
+      totals: tree.totals,
+      complete: tree.missingCosts.length === 0,
+      missingCosts: tree.missingCosts,
+      lines: tree.top.map(presentNode),
+    };
+  }
+
+  /** The tree under a BOM (one recursive query), assembled with quantities, costs and warnings. */
+  async expand(manager: EntityManager, bom: BomEntity, assemblyPartNumber: string): Promise<ExpandedTree> {
+    const root: TreeRoot = {
+      id: bom.id,
+      workspaceId: bom.workspaceId,
+      type: bom.type,
+      assemblyPartId: bom.assemblyPartId,
+      assemblyPartNumber,
+    };
+    return assembleTree(await loadTreeRows(manager, root), root);
+  }
+
+  submit(actor: CollabUserEntity, access: WorkspaceScope, bomId: string): Promise<Bom> {
+    return this.move(actor, access, bomId, 'submit', (row, now) => {
+      row.submittedBy = actor.id;
+      row.submittedAt = now;
+      return {};
+    });
+  }
+
+  approve(actor: CollabUserEntity, access: WorkspaceScope, bomId: string): Promise<Bom> {
+    return this.move(actor, access, bomId, 'approve', (row, now) => {
+      row.approvedBy = actor.id;
+      row.approvedAt = now;
+      return {};
+    });
+  }
+
+  reject(actor: CollabUserEntity, access: WorkspaceScope, bomId: string, reason?: string): Promise<Bom> {
+    return this.move(actor, access, bomId, 'reject', (row, now) => {
+      row.rejectedBy = actor.id;
+      row.rejectedAt = now;
+      row.rejectionReason = reason?.trim() || null;
+      return row.rejectionReason ? { reason: row.rejectionReason } : {};
+    });
+  }
+
+  /**
+   * Locks a BOM whose lines are about to change: 409 unless it is a draft, or rejected (which
+   * returns it to draft, as editing a rejected version does).
+   */
+  async lockEditable(boms: BomsRepository, bomId: string): Promise<BomEntity> {
+    const bom = await boms.find(bomId, true);
+    checkMove(bom.status, 'edit', `BOM revision ${bom.revision}`, 'revision');
+    if (bom.status === 'rejected') {
+      bom.status = 'draft';
+      bom.rejectedAt = null;
+      bom.rejectedBy = null;
+    }
+    bom.updatedAt = new Date();
+    await boms.save(bom);
+    return bom;
+  }
+
+  private async move(
+    actor: CollabUserEntity,
+    access: WorkspaceScope,
+    bomId: string,
+    move: Move,
+    apply: (row: BomEntity, now: Date) => Record<string, unknown>,
+  ): Promise<Bom> {
+    return this.dataSource.transaction(async (manager) => {
+      const boms = this.bomsIn(access, manager);
+      const row = await boms.find(bomId, true);
+      checkMove(row.status, move, `BOM revision ${row.revision}`, 'revision');
+      const now = new Date();
+      const previous = row.status;
+      const changes = apply(row, now);
+      row.status = MOVES[move].to;
+      row.updatedAt = now;
+      await boms.save(row);
+      const bom = await this.present(manager, access, row);
+      await this.notify(manager, access, actor, bom, move);
+      await this.emit(manager, access, actor, row, PAST[move], {
+        ...changes,
+        from: previous,
+        to: row.status,
+      });
+      return bom;
+    });
+  }
+
+  /**
+   * Approval notifications by email (the API host's notifier, through the outbox): a submitted BOM
+   * to the workspace's managers and owners, an approved or rejected one to whoever submitted it.
+   */
+  private async notify(
+    manager: EntityManager,
+    access: WorkspaceScope,
+    actor: CollabUserEntity,
+    bom: Bom,
+    move: Move,
+  ): Promise<void> {
+    if (move === 'edit') return;
+    const what = `${bom.assemblyPartNumber} ${bom.type} BOM revision ${bom.revision}`;
+    let recipients: { email: string }[];
+    if (move === 'submit') {
+      recipients = await manager.query(
+        `SELECT u.email FROM workspace_members m JOIN collab_users u ON u.id = m.user_id
+          WHERE m.workspace_id = $1 AND m.role IN ('manager', 'owner') AND u.email <> '' AND u.id <> $2`,
+        [access.id, actor.id],
+      );
+    } else {
+      recipients = await manager.query(
+        `SELECT u.email FROM boms b JOIN collab_users u ON u.id = b.submitted_by
+          WHERE b.id = $1 AND u.email <> '' AND u.id <> $2`,
+        [bom.id, actor.id],
+      );
+    }
+    const subject =
+      move === 'submit'
+        ? `${actor.username} asks for approval of ${what}`
+        : `${what} was ${PAST[move]} by ${actor.username}`;
+    for (const { email } of recipients) {
+      const data: NotificationRequestedData = {
+        channel: 'email',
+        to: email,
+        template: `bom.${PAST[move]}`,
+        subject,
+        text: [
+          `${subject} in the workspace "${access.name}".`,
+          ...(bom.rejectionReason && move === 'reject' ? ['', `Reason: ${bom.rejectionReason}`] : []),
+        ].join('\n'),
+        vars: { workspace: access.name, bomId: bom.id, revision: bom.revision, status: bom.status },
+      };
+      await this.bus.outbox.add(manager, {
+        type: RoutingKeys.notificationRequested,
+        workspace: access.name,
+        actor: actor.id,
+        correlationId: currentContext()?.requestId,
+        data,
+      });
+    }
+  }
+
+  async present(manager: EntityManager, access: WorkspaceScope, row: BomEntity): Promise<Bom> {
+    const boms = this.bomsIn(access, manager);
+    const assembly = (await boms.partsById([row.assemblyPartId])).get(row.assemblyPartId);
+    const counts = await boms.itemCounts([row.id]);
+    const names = await usernames(manager, actorsOf(row));
+    return presentBom(row, access.name, assembly?.partNumber ?? '', counts.get(row.id) ?? 0, names);
+  }
+
+  /** The `bom` event (last in a transaction: emitting locks the workspace's event counter until commit). */
+  async emit(
+    manager: EntityManager,
+    access: WorkspaceScope,
+    actor: CollabUserEntity,
+    row: BomEntity,
+    action: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
+    await this.events.emit(
+      manager,
+      access.ref,
+      'bom',
+      {
+        action,
+        bomId: row.id,
+        assemblyPartId: row.assemblyPartId,
+        type: row.type,
+        revision: row.revision,
+        status: row.status,
+        ...extra,
+      },
+      { actor: { id: actor.id, username: actor.username } },
+    );
+  }
+}
+
+function actorsOf(row: BomEntity): (string | null)[] {
+  return [row.createdBy, row.submittedBy, row.approvedBy, row.rejectedBy];
+}
+
+export function presentBom(
+  row: BomEntity,
+  workspace: string,
+  assemblyPartNumber: string,
+  itemCount: number,
+  names: Map<string, string>,
+): Bom {
+  const name = (id: string | null) => (id ? (names.get(id) ?? '') : null);
+  return {
+    id: row.id,
+    workspace,
+    assemblyPartId: row.assemblyPartId,
+    assemblyPartNumber,
+    assemblyVersionId: row.assemblyVersionId,
+    type: row.type,
+    revision: row.revision,
+    status: row.status,
+    changeNote: row.changeNote,
+    sourceBomId: row.sourceBomId,
+    itemCount,
+    createdBy: names.get(row.createdBy) ?? '',
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    submittedBy: name(row.submittedBy),
+    submittedAt: iso(row.submittedAt),
+    approvedBy: name(row.approvedBy),
+    approvedAt: iso(row.approvedAt),
+    rejectedBy: name(row.rejectedBy),
+    rejectedAt: iso(row.rejectedAt),
+    rejectionReason: row.rejectionReason,
+  };
+}

@@ -1,0 +1,177 @@
+import type { Bom, BomDetail, CostRollup, Part } from '@hwp/contracts';
+import { bomKit, outline } from '../../../test/support/boms-kit';
+import { type Stack, startStack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+}, 60_000);
+afterAll(() => stack?.stop());
+
+describe('a three-level BOM', () => {
+  let t: Team;
+  let kit: ReturnType<typeof bomKit>;
+  let top: Bom;
+  let parts: Record<string, Part>;
+  beforeAll(async () => {
+    t = await teamWorkspace(stack, 'bom');
+    kit = bomKit(stack, t);
+    parts = {};
+    for (const [pn, fields] of [
+      ['TOP', {}],
+      ['SUB-1', { unit_cost: 99 }], // has its own BOM: its rollup counts, not this cost
+      ['SUB-2', {}],
+      ['BOLT', { unit_cost: 0.1, currency: 'USD' }],
+      ['PLATE', { unit_cost: 2.5, currency: 'USD' }],
+      ['PIN', { unit_cost: 0.05, currency: 'USD' }],
+      ['RES', { conflict_minerals: 'unknown' }],
+      ['LABEL', { unit_cost: 0.02, currency: 'EUR', rohs_compliant: false }],
+    ] as const) {
+      parts[pn] = await kit.part(pn, fields);
+    }
+    const sub2 = await kit.bom(parts['SUB-2'], 'A');
+    await kit.lines(sub2, [
+      { childPartId: parts.PIN.id, qty: 2 },
+      { childPartNumber: 'res', qty: 5, refdes: 'R1-R4' },
+    ]);
+    const sub1 = await kit.bom(parts['SUB-1'], 'A');
+    await kit.lines(sub1, [
+      { childPartId: parts.BOLT.id, qty: 4, sortIndex: 0 },
+      { childPartId: parts.PLATE.id, qty: 1, sortIndex: 1 },
+      { childPartId: parts['SUB-2'].id, qty: 3, sortIndex: 2 },
+    ]);
+    await kit.approve(sub1);
+    top = await kit.bom(parts.TOP, 'A');
+    await kit.lines(top, [
+      { childPartId: parts['SUB-1'].id, qty: 2, sortIndex: 0 },
+      { child_part_id: parts.BOLT.id, qty: 6, sort_index: 1 },
+      { childPartId: parts.LABEL.id, qty: 1, sortIndex: 2 },
+    ]);
+  });
+
+  test('the tree expands sub-assemblies with extended quantities', async () => {
+    const detail = await kit.detail(top);
+    expect(detail).toMatchObject({ assemblyPartNumber: 'TOP', revision: 'A', status: 'draft', itemCount: 3 });
+    expect(outline(detail.tree)).toEqual([
+      'SUB-1 x2 (2)',
+      '  BOLT x4 (8)',
+      '  PLATE x1 (2)',
+      '  SUB-2 x3 (6)',
+      '    PIN x2 (12)',
+      '    RES x5 (30)',
+      'BOLT x6 (6)',
+      'LABEL x1 (1)',
+    ]);
+    const node = (pn: string, level: number) =>
+      detail.tree.find((n) => n.partNumber === pn && n.level === level) as BomDetail['tree'][number];
+    expect(node('RES', 3).refdes).toEqual(['R1', 'R2', 'R3', 'R4']);
+    expect(
+      node('RES', 3)
+        .warnings.map((w) => w.code)
+        .sort(),
+    ).toEqual(['missing_cost', 'non_compliant', 'refdes_mismatch']);
+    expect(node('LABEL', 1).warnings).toEqual([
+      { code: 'non_compliant', message: 'LABEL is not RoHS compliant' },
+    ]);
+    expect(node('PIN', 3).warnings).toEqual([]);
+    expect(node('SUB-1', 1).subBomId).not.toBeNull();
+    // SUB-1: BOLT 4 x 0.10 + PLATE 2.50 + SUB-2 3 x (PIN 2 x 0.05) = 3.20 per SUB-1; x2.
+    expect(node('SUB-1', 1).extendedCost).toEqual([{ currency: 'USD', amount: 6.4 }]);
+    expect(node('SUB-2', 2).extendedCost).toEqual([{ currency: 'USD', amount: 0.3 }]);
+  });
+
+  test('the cost rollup equals the hand-computed totals and lists the missing cost', async () => {
+    const res = await kit.as(t.viewer).get(`/v1/boms/${top.id}/cost-rollup`).query(kit.q).expect(200);
+    const rollup = res.body as CostRollup;
+    // USD: 2 x 3.20 + 6 x 0.10 = 7.00; EUR: 1 x 0.02, kept apart.
+    expect(rollup.totals).toEqual([
+      { currency: 'EUR', amount: 0.02 },
+      { currency: 'USD', amount: 7 },
+    ]);
+    expect(rollup.complete).toBe(false);
+    expect(rollup.missingCosts).toEqual([
+      expect.objectContaining({ partNumber: 'RES', path: ['TOP', 'SUB-1', 'SUB-2', 'RES'] }),
+    ]);
+    expect(rollup.lines.map((l) => l.partNumber)).toEqual(['SUB-1', 'BOLT', 'LABEL']);
+  });
+
+  test('where-used on a part at several depths returns each path once', async () => {
+    const direct = await kit
+      .as(t.viewer)
+      .get(`/v1/parts/${parts.BOLT.id}/where-used`)
+      .query(kit.q)
+      .expect(200);
+    expect(direct.body.items.map((e: { path: string[]; qty: number }) => [e.path.join('>'), e.qty])).toEqual([
+      ['SUB-1>BOLT', 4],
+      ['TOP>BOLT', 6],
+    ]);
+    const all = await kit
+      .as(t.viewer)
+      .get(`/v1/parts/${parts.PIN.id}/where-used`)
+      .query({ ...kit.q, levels: 'all' })
+      .expect(200);
+    expect(
+      all.body.items.map((e: { path: string[]; qty: number; level: number }) => [
+        e.level,
+        e.path.join('>'),
+        e.qty,
+      ]),
+    ).toEqual([
+      [1, 'SUB-2>PIN', 2],
+      [2, 'SUB-1>SUB-2>PIN', 6],
+      [3, 'TOP>SUB-1>SUB-2>PIN', 12],
+    ]);
+  });
+
+  test('a cycle planted in the database does not hang where-used or the tree', async () => {
+    const x = await kit.part('CYC-X');
+    const y = await kit.part('CYC-Y');
+    const bx = await kit.bom(x, 'A');
+    const by = await kit.bom(y, 'A');
+    await kit.lines(bx, [{ childPartId: y.id, qty: 1 }]);
+    await kit.lines(by, [{ childPartId: parts.PIN.id, qty: 1 }]);
+    // X contains Y; now Y contains X, written around the service's check.
+    await stack.collab.deps.dataSource.query(
+      `INSERT INTO bom_items (id, bom_id, child_part_id, qty) VALUES (gen_random_uuid(), $1, $2, 2)`,
+      [by.id, x.id],
+    );
+    const used = await kit
+      .as(t.viewer)
+      .get(`/v1/parts/${parts.PIN.id}/where-used`)
+      .query({ ...kit.q, levels: 'all' })
+      .expect(200);
+    const paths = used.body.items.map((e: { path: string[] }) => e.path.join('>'));
+    expect(paths).toEqual(expect.arrayContaining(['CYC-Y>PIN', 'CYC-X>CYC-Y>PIN']));
+    expect(new Set(paths).size).toBe(paths.length);
+    const tree = await kit.detail(bx);
+    expect(outline(tree.tree)).toEqual(['CYC-Y x1 (1)', '  PIN x1 (1)', '  CYC-X x2 (2)']);
+    expect(tree.tree[2].warnings.map((w) => w.code)).toContain('cycle');
+  });
+});
+
+describe('cycles are refused at write time', () => {
+  test('A contains B contains A: 409 naming the cycle, nothing written', async () => {
+    const t = await teamWorkspace(stack, 'bomcyc');
+    const kit = bomKit(stack, t);
+    const a = await kit.part('ASM-A');
+    const b = await kit.part('ASM-B');
+    const bomA = await kit.bom(a, 'A');
+    const bomB = await kit.bom(b, 'A');
+    await kit.lines(bomA, [{ childPartId: b.id, qty: 1 }]);
+    const res = await kit
+      .as(t.engineer)
+      .post(`/v1/boms/${bomB.id}/items`)
+      .query(kit.q)
+      .send({ items: [{ childPartId: a.id, qty: 1 }] });
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: 'conflict', cycle: ['ASM-B', 'ASM-A', 'ASM-B'] });
+    expect(res.body.detail).toContain('ASM-B -> ASM-A -> ASM-B');
+    expect((await kit.detail(bomB)).tree).toEqual([]);
+    const self = await kit
+      .as(t.engineer)
+      .post(`/v1/boms/${bomA.id}/items`)
+      .query(kit.q)
+      .send({ items: [{ childPartId: a.id, qty: 1 }] });
+    expect(self.status).toBe(409);
+  });
+});

@@ -1,0 +1,77 @@
+import { MAX_REFDES } from '@hwp/contracts';
+
+/** A designator: letters, then a number (`R1`, `C12`, `U3`, `TP10`); an optional `_` or `.` suffix part (`U3.1`). */
+const DESIGNATOR = /^([A-Za-z]{1,16})(\d{1,9})([._][A-Za-z0-9]{1,8})?$/;
+const RANGE = /^([A-Za-z]{1,16})(\d{1,9})-([A-Za-z]{1,16})?(\d{1,9})$/;
+
+export class RefdesError extends Error {}
+
+/**
+ * Reference designators from text (`R1, R3-R5; C1`) or a list: each entry a designator or a range of
+ * one prefix (`R3-R5` or `R3-5`) expanded in order. Upper-cased, duplicates refused, at most MAX_REFDES.
+ */
+export function expandRefdes(input: string | string[] | undefined | null): string[] {
+  if (input === undefined || input === null) return [];
+  const entries = (Array.isArray(input) ? input : [input])
+    .flatMap((entry) => {
+      if (typeof entry !== 'string') throw new RefdesError('reference designators must be text');
+      return entry.replace(/\s*[-–]\s*/g, '-').split(/[,;\s]+/);
+    })
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const add = (designator: string) => {
+    const upper = designator.toUpperCase();
+    if (seen.has(upper)) throw new RefdesError(`${upper} is listed twice`);
+    seen.add(upper);
+    out.push(upper);
+    if (out.length > MAX_REFDES) throw new RefdesError(`more than ${MAX_REFDES} reference designators`);
+  };
+  for (const entry of entries) {
+    const range = RANGE.exec(entry);
+    if (range) {
+      const [, prefix, from, toPrefix, to] = range;
+      if (toPrefix && toPrefix.toUpperCase() !== prefix.toUpperCase())
+        throw new RefdesError(`${entry}: a range keeps one prefix`);
+      const start = Number(from);
+      const end = Number(to);
+      if (end < start) throw new RefdesError(`${entry}: the range runs backwards`);
+      if (end - start >= MAX_REFDES) throw new RefdesError(`${entry}: more than ${MAX_REFDES} designators`);
+      for (let n = start; n <= end; n++) add(`${prefix}${n}`);
+      continue;
+    }
+    if (!DESIGNATOR.test(entry))
+      throw new RefdesError(`${entry} is not a reference designator (like R1 or C3-C5)`);
+    add(entry);
+  }
+  return out;
+}
+
+/** Designators compacted for a cell: consecutive numbers of one prefix become a range (`R1-R4,C1`). */
+export function compactRefdes(designators: readonly string[]): string {
+  const parts: string[] = [];
+  let i = 0;
+  while (i < designators.length) {
+    const match = /^([A-Z]+)(\d+)$/.exec(designators[i]);
+    if (!match) {
+      parts.push(designators[i++]);
+      continue;
+    }
+    let j = i;
+    while (j + 1 < designators.length) {
+      const next = /^([A-Z]+)(\d+)$/.exec(designators[j + 1]);
+      if (
+        !next ||
+        next[1] !== match[1] ||
+        Number(next[2]) !== Number(match[2]) + (j + 1 - i) ||
+        next[2].startsWith('0')
+      )
+        break;
+      j++;
+    }
+    parts.push(j - i >= 2 ? `${designators[i]}-${designators[j]}` : designators.slice(i, j + 1).join(','));
+    i = j + 1;
+  }
+  return parts.join(',');
+}

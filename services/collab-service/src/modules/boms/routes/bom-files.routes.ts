@@ -1,0 +1,198 @@
+import {
+  BomImportRejectedBody,
+  BomImportReport,
+  BomWorkspaceQuery,
+  ErrorBodyDto,
+  ImportBomForm,
+} from '@hwp/contracts';
+import { AppError, binaryResponse, validateInput } from '@hwp/platform';
+import type { Request, Response } from 'express';
+import { formFields, importSlot, spreadsheetUpload, theFile } from '../../parts/import/part-import.routes';
+import type { PartImportService } from '../../parts/import/part-import.service';
+import { fromBody, fromQuery } from '../../workspaces/workspace-access';
+import { memberRoute } from '../../workspaces/workspace-route';
+import type { WorkspaceScope } from '../../workspaces/workspace-scope';
+import {
+  type ExportTable,
+  erpTable,
+  exportEtag,
+  hierarchicalTable,
+  notModified,
+  streamCsv,
+  xlsxBuffer,
+} from '../bom-export';
+import type { BomImportService } from '../bom-import.service';
+import type { BomsService } from '../boms.service';
+import { NOT_FOUND, TAGS } from './bom-routing';
+
+type Format = 'csv' | 'xlsx' | 'erp.csv';
+
+const CONTENT_TYPES: Record<Format, string> = {
+  csv: 'text/csv; charset=utf-8',
+  'erp.csv': 'text/csv; charset=utf-8',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+};
+
+/** The file name of an export: assembly, type and revision, in the characters every system takes. */
+function fileName(partNumber: string, type: string, revision: string, format: Format): string {
+  const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_');
+  return `${safe(partNumber)}_${type}_rev-${safe(revision)}${format === 'erp.csv' ? '_erp.csv' : `.${format}`}`;
+}
+
+async function sendExport(
+  boms: BomsService,
+  workspace: WorkspaceScope,
+  bomId: string,
+  format: Format,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const manager = boms.bomsIn(workspace).manager;
+  const bom = await boms.bomsIn(workspace).find(bomId);
+  const header = await boms.present(manager, workspace, bom);
+  const tree = await boms.expand(manager, bom, header.assemblyPartNumber);
+  const etag = exportEtag(format, header, tree);
+  res.setHeader('ETag', etag);
+  res.setHeader('Cache-Control', 'private, no-cache');
+  if (notModified(req.get('if-none-match'), etag)) {
+    res.status(304).end();
+    return;
+  }
+  const table: ExportTable = format === 'erp.csv' ? erpTable(header, tree) : hierarchicalTable(header, tree);
+  res.setHeader('Content-Type', CONTENT_TYPES[format]);
+  res.setHeader(
+    'Content-Disposition',
+    `attachment; filename="${fileName(header.assemblyPartNumber, header.type, header.revision, format)}"`,
+  );
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  if (format === 'xlsx') {
+    res.status(200).end(xlsxBuffer(table, `${header.assemblyPartNumber} ${header.revision}`));
+    return;
+  }
+  res.status(200);
+  await streamCsv(res, table);
+}
+
+function exportRoute(boms: BomsService, format: Format, summary: string, description: string) {
+  return memberRoute({
+    method: 'get',
+    path: `/v1/boms/:id/export.${format}`,
+    summary,
+    description: `${description} Answers an \`ETag\`; a request with \`If-None-Match\` naming it gets 304 (no body). Text cells starting with =, +, -, @, tab or CR get a leading apostrophe so spreadsheet programs never run them.`,
+    tags: TAGS,
+    role: 'viewer',
+    workspace: fromQuery('workspace'),
+    query: BomWorkspaceQuery,
+    extensions: { 'x-api-key': true },
+    responses: {
+      200: binaryResponse('The export', CONTENT_TYPES[format]),
+      304: { description: 'Unchanged since the ETag in If-None-Match' },
+      404: NOT_FOUND,
+    },
+    handler: ({ params, req, res, workspace }) => sendExport(boms, workspace, params.id, format, req, res),
+  });
+}
+
+export const exportCsv = (boms: BomsService) =>
+  exportRoute(
+    boms,
+    'csv',
+    'The BOM as a hierarchical CSV',
+    'Every level, depth first: `level`, `item_number` (1, 1.1, ...), part fields, quantities, units, designators ' +
+      '(ranges compacted), the assembly and revision each line is stored in, costs, alternates ' +
+      '(`PN (approval)`, comma-separated), ISO effectivity dates, serial and lot ranges, attributes as JSON, ' +
+      'warnings. Importing it into a draft BOM gives the same lines.',
+  );
+
+export const exportXlsx = (boms: BomsService) =>
+  exportRoute(
+    boms,
+    'xlsx',
+    'The BOM as an XLSX workbook',
+    'The content of export.csv as typed cells on one sheet, rows grouped in an outline by level.',
+  );
+
+export const exportErpCsv = (boms: BomsService) =>
+  exportRoute(
+    boms,
+    'erp.csv',
+    'The BOM flattened to parent/child pairs for ERP systems',
+    'One row per parent/child pair at every level. `uom_code` uses UN/ECE Recommendation 20 codes (each -> EA ' +
+      'kept as EA for pieces, m -> MTR, mm -> MMT, kg -> KGM, g -> GRM, l -> LTR, ml -> MLT, ft -> FOT, in -> INH, ' +
+      'set -> SET, pair -> PR, ...); a unit not in the list is sent upper-cased. Cost columns (unit_cost, currency, ' +
+      'extended_cost) appear when any line has a cost.',
+  );
+
+const FORM_SCHEMA = {
+  type: 'object',
+  required: ['file', 'bomId'],
+  properties: {
+    file: { type: 'string', format: 'binary', description: 'CSV (UTF-8) or XLSX, at most IMPORT_MAX_MB' },
+    bomId: { type: 'string', format: 'uuid', description: 'The draft BOM whose lines the file replaces' },
+    workspace: { type: 'string', description: 'Or the `workspace` query parameter' },
+    dryRun: { type: 'string', enum: ['true', 'false'], description: '`true`: report only (or the query)' },
+    decimal: { type: 'string', enum: ['dot', 'comma'], description: 'CSV decimal separator of qty' },
+  },
+};
+
+export function importBom(bomImports: BomImportService, slots: PartImportService, maxBytes: number) {
+  return memberRoute({
+    method: 'post',
+    path: '/v1/boms/import',
+    summary: 'Import the lines of a draft BOM from CSV or XLSX (dry run or atomic apply)',
+    description:
+      'Columns, case-insensitive: child_part_number (part_number, pn, child_pn) and qty (quantity) are required; ' +
+      'uom (unit, unit_of_measure), refdes (reference_designators, reference, designators), notes (note, ' +
+      'comment, comments) optional, and the columns of export.csv (level, assembly, alternates, effectivity, ' +
+      'attributes) are read back. The file’s lines replace the BOM’s; missing child parts are created with ' +
+      'domain `other`. Any row error writes nothing (400 with the report); `dryRun=true` only reports.',
+    tags: TAGS,
+    role: 'engineer',
+    workspace: (req) => fromQuery('workspace')(req) ?? fromBody('workspace')(req),
+    before: [importSlot(slots), spreadsheetUpload(maxBytes)],
+    bodyContent: { 'multipart/form-data': { schema: FORM_SCHEMA } },
+    responses: {
+      200: { description: 'The report (dry run: what an apply would do)', schema: BomImportReport },
+      400: {
+        description: 'Rows with errors (nothing written), or an unreadable file',
+        schema: BomImportRejectedBody,
+      },
+      404: NOT_FOUND,
+      409: { description: 'The BOM is not a draft, or the lines would make a cycle', schema: ErrorBodyDto },
+      413: { description: 'The file or its row count is over the limit', schema: ErrorBodyDto },
+      415: { description: 'Not a CSV or XLSX file, or not multipart', schema: ErrorBodyDto },
+      503: { description: 'Too many imports are running (see Retry-After)', schema: ErrorBodyDto },
+    },
+    handler: async ({ user, workspace, req, res }) => {
+      try {
+        const file = theFile(req);
+        const body = formFields(req);
+        for (const [snake, camel] of [
+          ['dry_run', 'dryRun'],
+          ['bom_id', 'bomId'],
+        ]) {
+          if (snake in body && !(camel in body)) body[camel] = body[snake];
+          delete body[snake];
+        }
+        for (const name of ['dryRun', 'bomId', 'decimal']) {
+          const fromUrl = req.query[name];
+          if (fromUrl === undefined) continue;
+          if (name in body && body[name] !== fromUrl)
+            throw new AppError('validation_failed', 400, `${name} differs between the form and the query`);
+          body[name] = fromUrl;
+        }
+        const form = await validateInput(ImportBomForm, body, 'body');
+        const upload = { buffer: file.buffer, filename: file.originalname, contentType: file.mimetype };
+        req.file = undefined;
+        res.json(
+          await bomImports.run(user, workspace, form.bomId, upload, {
+            dryRun: form.dryRun === 'true',
+            decimal: form.decimal,
+          }),
+        );
+      } finally {
+        (res.locals.freeImportSlot as () => void)();
+      }
+    },
+  });
+}
