@@ -8,7 +8,6 @@ import {
   type PartDomain,
   type PartList,
   type UpdatePartRequest,
-  type WhereUsedList,
 } from '@hwp/contracts';
 import { ConflictError, ForbiddenError, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';

@@ -7,7 +7,6 @@ import {
   PartList,
   PartWorkspaceQuery,
   UpdatePartRequest,
-  WhereUsedList,
 } from '@hwp/contracts';
 import { fromBody, fromQuery } from '../../workspaces/workspace-access';
 import { memberRoute } from '../../workspaces/workspace-route';
