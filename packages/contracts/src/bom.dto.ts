@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
 import {
+  Allow,
   ArrayMaxSize,
   IsArray,
   IsBoolean,
@@ -591,10 +592,13 @@ export class FieldChange {
   @IsString()
   field: string;
 
-  @JSONSchema({ description: 'The value in the left revision' })
+  /** The value in the left revision (any JSON value). */
+  @Allow()
+  @JSONSchema({ description: 'The value in the left revision (any JSON value)' })
   from: unknown;
 
-  @JSONSchema({ description: 'The value in the right revision' })
+  @Allow()
+  @JSONSchema({ description: 'The value in the right revision (any JSON value)' })
   to: unknown;
 }
 

@@ -8,6 +8,14 @@ export function bomKit(stack: Stack, t: Team) {
   return {
     as,
     q,
+    /** The collaboration host's username of a member. */
+    async username(user: TestUser): Promise<string> {
+      const [row] = await stack.collab.deps.dataSource.query(
+        'SELECT username FROM collab_users WHERE id = $1',
+        [user.user.id],
+      );
+      return row.username;
+    },
     async part(partNumber: string, fields: Record<string, unknown> = {}): Promise<Part> {
       const res = await as(t.engineer)
         .post('/v1/parts')
