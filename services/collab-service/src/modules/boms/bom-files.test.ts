@@ -1,0 +1,271 @@
+import type { Bom, BomImportReport, BomNode, Part } from '@hwp/contracts';
+import ExcelJS from 'exceljs';
+import Papa from 'papaparse';
+import { bomKit } from '../../../test/support/boms-kit';
+import { type Stack, startStack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+}, 60_000);
+afterAll(() => stack?.stop());
+
+const binary = (res: NodeJS.ReadableStream, done: (error: Error | null, body: Buffer) => void) => {
+  const chunks: Buffer[] = [];
+  res.on('data', (chunk: Buffer) => chunks.push(chunk));
+  res.on('end', () => done(null, Buffer.concat(chunks)));
+};
+
+/** What a line is, without ids: compared between a BOM and its re-import. */
+const line = (n: BomNode) => ({
+  level: n.level,
+  partNumber: n.partNumber,
+  qty: n.qty,
+  uom: n.uom,
+  refdes: n.refdes,
+  notes: n.notes,
+  attributes: n.attributes,
+  effectivity: [n.dateFrom, n.dateTo, n.serialFrom, n.serialTo, n.lotFrom, n.lotTo],
+  alternates: n.alternates.map((a) => `${a.partNumber}:${a.approval}`),
+});
+
+describe('BOM import', () => {
+  let t: Team;
+  let kit: ReturnType<typeof bomKit>;
+  let bom: Bom;
+  beforeAll(async () => {
+    t = await teamWorkspace(stack, 'bomimp');
+    kit = bomKit(stack, t);
+    const asm = await kit.part('IMP-ASM');
+    await kit.part('IMP-R', { unit_cost: 0.01 });
+    await kit.part('IMP-C');
+    bom = await kit.bom(asm, 'A');
+  });
+
+  const upload = (file: string, fields: Record<string, string>, user = t.engineer) =>
+    kit
+      .as(user)
+      .post('/v1/boms/import')
+      .query(kit.q)
+      .field({ bomId: bom.id, ...fields })
+      .attach('file', Buffer.from(file), { filename: 'bom.csv', contentType: 'text/csv' });
+
+  const withErrors = [
+    'PN,Quantity,Reference,Unit,Comment',
+    'IMP-R,4,R1-R4,,pull-ups',
+    'imp-new,2,,pcs,',
+    'IMP-C,0,,,',
+    ',1,,,',
+    'IMP-C,2,C1-C3,,',
+  ].join('\n');
+
+  test('a dry run reports rows, errors, warnings and the parts it would create; nothing is written', async () => {
+    const res = await upload(withErrors, { dryRun: 'true' }).expect(200);
+    const report = res.body as BomImportReport;
+    expect(report).toMatchObject({ dryRun: true, format: 'csv', rows: 5, valid: 3, errorCount: 2, lines: 3 });
+    expect(report.errors).toEqual([
+      { row: 4, column: 'Quantity', message: 'must be greater than 0' },
+      { row: 5, column: 'PN', message: 'required' },
+    ]);
+    expect(report.warnings).toEqual([
+      { row: 6, column: 'refdes', message: '3 reference designators for a quantity of 2' },
+    ]);
+    expect(report.createdParts).toEqual(['imp-new']);
+    expect((await kit.detail(bom)).tree).toEqual([]);
+  });
+
+  test('an apply with row errors writes nothing: no line, no created part', async () => {
+    const res = await upload(withErrors, {}).expect(400);
+    expect(res.body).toMatchObject({ code: 'validation_failed', report: { errorCount: 2 } });
+    expect((await kit.detail(bom)).tree).toEqual([]);
+    const parts = await kit
+      .as(t.viewer)
+      .get('/v1/parts')
+      .query({ ...kit.q, q: 'imp-new' })
+      .expect(200);
+    expect(parts.body.total).toBe(0);
+  });
+
+  test('a clean file replaces the lines in one go and creates the missing part with domain other', async () => {
+    const clean = withErrors
+      .split('\n')
+      .filter((_, i) => i !== 3 && i !== 4)
+      .join('\n');
+    const res = await upload(clean, { dry_run: 'false' }).expect(200);
+    expect(res.body).toMatchObject({ dryRun: false, rows: 3, valid: 3, lines: 3, createdParts: ['imp-new'] });
+    const tree = (await kit.detail(bom)).tree;
+    expect(tree.map((n) => [n.partNumber, n.qty, n.uom, n.refdes.join(','), n.notes])).toEqual([
+      ['IMP-R', 4, 'each', 'R1,R2,R3,R4', 'pull-ups'],
+      ['imp-new', 2, 'pcs', '', ''],
+      ['IMP-C', 2, 'each', 'C1,C2,C3', ''],
+    ]);
+    const created = await kit
+      .as(t.viewer)
+      .get('/v1/parts')
+      .query({ ...kit.q, q: 'imp-new' })
+      .expect(200);
+    expect(created.body.items).toEqual([expect.objectContaining({ partNumber: 'imp-new', domain: 'other' })]);
+    // Viewers cannot import; a file without the required columns is a 400 naming them.
+    await upload(clean, {}, t.viewer).expect(403);
+    const headless = await upload('name,count\nx,1', {}).expect(400);
+    expect(headless.body.detail).toContain('child_part_number');
+  });
+});
+
+describe('BOM exports', () => {
+  let t: Team;
+  let kit: ReturnType<typeof bomKit>;
+  let top: Bom;
+  let p: Record<string, Part>;
+  beforeAll(async () => {
+    t = await teamWorkspace(stack, 'bomexp');
+    kit = bomKit(stack, t);
+    p = {};
+    for (const [pn, fields] of [
+      ['EXP-TOP', {}],
+      ['EXP-SUB', {}],
+      ['EXP-GRP', {}],
+      ['EXP-SCREW', { unit_cost: 0.05, currency: 'USD' }],
+      ['EXP-CABLE', { unit_cost: 1.2, currency: 'USD' }],
+      ['EXP-ALT', {}],
+      ['EXP-EVIL', { name: '=HYPERLINK("http://evil.example","x")' }],
+    ] as const) {
+      p[pn] = await kit.part(pn, fields);
+    }
+    const sub = await kit.bom(p['EXP-SUB'], 'A');
+    await kit.lines(sub, [{ childPartId: p['EXP-SCREW'].id, qty: 2 }]);
+    top = await kit.bom(p['EXP-TOP'], 'A');
+    const first = await kit.lines(top, [
+      { childPartId: p['EXP-SUB'].id, qty: 2, sortIndex: 0 },
+      { childPartId: p['EXP-GRP'].id, qty: 1, sortIndex: 1, attributes: { station: 'S1' } },
+      {
+        childPartId: p['EXP-CABLE'].id,
+        qty: 1.5,
+        uom: 'mm',
+        sortIndex: 2,
+        notes: '+cut to length',
+        dateFrom: '2026-01-01',
+        dateTo: '2026-12-31',
+        serialFrom: 100,
+        lotFrom: 'L-7',
+      },
+      { childPartId: p['EXP-EVIL'].id, qty: 4, refdes: 'R1-R4', sortIndex: 3 },
+    ]);
+    const group = first.tree.find((n) => n.partNumber === 'EXP-GRP') as BomNode;
+    await kit.lines(top, [{ childPartId: p['EXP-SCREW'].id, qty: 3, parentItemId: group.itemId }]);
+    const cable = first.tree.find((n) => n.partNumber === 'EXP-CABLE') as BomNode;
+    await kit
+      .as(t.manager)
+      .post(`/v1/boms/${top.id}/items/${cable.itemId}/alternates`)
+      .query(kit.q)
+      .send({ alternates: [{ partId: p['EXP-ALT'].id, approval: 'approved', rationale: 'same gauge' }] })
+      .expect(200);
+  });
+
+  const get = (format: string, headers: Record<string, string> = {}) =>
+    kit
+      .as(t.viewer)
+      .get(`/v1/boms/${top.id}/export.${format}`)
+      .query(kit.q)
+      .set(headers)
+      .buffer(true)
+      .parse(binary);
+
+  test('export.csv is hierarchical, neutralises formulas, and imports back as the same BOM', async () => {
+    const res = await get('csv').expect(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(res.headers['content-disposition']).toBe('attachment; filename="EXP-TOP_engineering_rev-A.csv"');
+    const text = (res.body as Buffer).toString('utf8').replace(/^\uFEFF/, '');
+    const rows = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true }).data;
+    expect(
+      rows.map((r) => [r.level, r.item_number, r.part_number, r.qty, r.extended_qty, r.assembly]),
+    ).toEqual([
+      ['1', '1', 'EXP-SUB', '2', '2', 'EXP-TOP'],
+      ['2', '1.1', 'EXP-SCREW', '2', '4', 'EXP-SUB'],
+      ['1', '2', 'EXP-GRP', '1', '1', 'EXP-TOP'],
+      ['2', '2.1', 'EXP-SCREW', '3', '3', 'EXP-TOP'],
+      ['1', '3', 'EXP-CABLE', '1.5', '1.5', 'EXP-TOP'],
+      ['1', '4', 'EXP-EVIL', '4', '4', 'EXP-TOP'],
+    ]);
+    const cable = rows[4];
+    expect(cable).toMatchObject({
+      uom: 'mm',
+      notes: "'+cut to length",
+      alternates: 'EXP-ALT (approved)',
+      date_from: '2026-01-01',
+      date_to: '2026-12-31',
+      serial_from: '100',
+      lot_from: 'L-7',
+    });
+    expect(rows[5]).toMatchObject({ name: `'=HYPERLINK("http://evil.example","x")`, refdes: 'R1-R4' });
+
+    const copy = await kit.bom(p['EXP-TOP'], 'B');
+    const imported = await kit
+      .as(t.manager)
+      .post('/v1/boms/import')
+      .query(kit.q)
+      .field({ bomId: copy.id })
+      .attach('file', res.body as Buffer, { filename: 'export.csv', contentType: 'text/csv' })
+      .expect(200);
+    expect(imported.body).toMatchObject({ lines: 5, skippedRows: 1, createdParts: [], errorCount: 0 });
+    const own = (nodes: BomNode[], bomId: string) => nodes.filter((n) => n.bomId === bomId).map(line);
+    expect(own((await kit.detail(copy)).tree, copy.id)).toEqual(own((await kit.detail(top)).tree, top.id));
+  });
+
+  test('export.xlsx holds the same cells for a second reader (exceljs), outlined by level', async () => {
+    const csv = (await get('csv').expect(200)).body.toString('utf8').replace(/^\uFEFF/, '');
+    const expected = Papa.parse<string[]>(csv, { skipEmptyLines: true }).data;
+    const res = await get('xlsx').expect(200);
+    expect(res.headers['content-type']).toBe(
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    );
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(res.body as Buffer);
+    const sheet = book.worksheets[0];
+    const cells: string[][] = [];
+    const levels: number[] = [];
+    sheet.eachRow({ includeEmpty: false }, (row, index) => {
+      const values: string[] = [];
+      for (let c = 1; c <= expected[0].length; c++) {
+        const value = row.getCell(c).value;
+        values.push(value === null || value === undefined ? '' : String(value));
+      }
+      cells.push(values);
+      if (index > 1) levels.push(row.outlineLevel ?? 0);
+    });
+    expect(cells).toEqual(expected);
+    expect(levels).toEqual([0, 1, 0, 1, 0, 0]);
+  });
+
+  test('export.erp.csv: parent/child pairs, unit codes, cost columns, and 304 for an unchanged ETag', async () => {
+    const res = await get('erp.csv').expect(200);
+    const etag = res.headers.etag as string;
+    expect(etag).toMatch(/^"[\w-]+"$/);
+    const rows = Papa.parse<Record<string, string>>(
+      (res.body as Buffer).toString('utf8').replace(/^\uFEFF/, ''),
+      { header: true, skipEmptyLines: true },
+    ).data;
+    expect(
+      rows.map((r) => [
+        r.parent_part_number,
+        r.child_part_number,
+        r.qty_per_parent,
+        r.uom_code,
+        r.qty_per_top,
+      ]),
+    ).toEqual([
+      ['EXP-TOP', 'EXP-SUB', '2', 'EA', '2'],
+      ['EXP-SUB', 'EXP-SCREW', '2', 'EA', '4'],
+      ['EXP-TOP', 'EXP-GRP', '1', 'EA', '1'],
+      ['EXP-GRP', 'EXP-SCREW', '3', 'EA', '3'],
+      ['EXP-TOP', 'EXP-CABLE', '1.5', 'MMT', '1.5'],
+      ['EXP-TOP', 'EXP-EVIL', '4', 'EA', '4'],
+    ]);
+    expect(rows[4]).toMatchObject({ unit_cost: '1.2', currency: 'USD', extended_cost: '1.8 USD' });
+    await get('erp.csv', { 'If-None-Match': etag }).expect(304);
+    await get('erp.csv', { 'If-None-Match': `W/${etag}` }).expect(304);
+    await kit.lines(top, [{ childPartId: p['EXP-ALT'].id, qty: 1 }]);
+    const changed = await get('erp.csv', { 'If-None-Match': etag }).expect(200);
+    expect(changed.headers.etag).not.toBe(etag);
+  });
+});
