@@ -60,6 +60,38 @@ async function seedPart(
 
 const partNumber = () => `RT-${randomBytes(6).toString('hex')}`;
 
+/** A BOM of a new assembly with one line, as the workspace's owner; submitted when asked. */
+async function seedBom(
+  workspace: string,
+  status: 'draft' | 'in_review' = 'draft',
+): Promise<{ bomId: string; itemId: string; partId: string }> {
+  const owner = owners.get(workspace);
+  if (!owner) throw new Error(`no owner recorded for ${workspace}`);
+  const client = collabAs(stack.collab.app, owner);
+  const assembly = await createPart(stack.collab.app, owner, workspace);
+  const child = await createPart(stack.collab.app, owner, workspace);
+  const bom = await client
+    .post('/v1/boms')
+    .send({ workspace, assemblyPartId: assembly.id, type: 'engineering', revision: 'A' })
+    .expect(201);
+  const lines = await client
+    .post(`/v1/boms/${bom.body.id}/items`)
+    .query({ workspace })
+    .send({ items: [{ childPartId: child.id, qty: 1 }] })
+    .expect(200);
+  if (status === 'in_review')
+    await client.post(`/v1/boms/${bom.body.id}/submit`).send({ workspace }).expect(200);
+  return { bomId: bom.body.id, itemId: lines.body.tree[0].itemId, partId: child.id };
+}
+
+/** `GET /v1/boms/{id}/<suffix>` of a new BOM. */
+const bomRead =
+  (suffix: string, query: Record<string, string> = {}): Sample['request'] =>
+  async (c, s) =>
+    c
+      .get(`/v1/boms/${(await seedBom(s.workspace)).bomId}${suffix}`)
+      .query({ workspace: s.workspace, ...query });
+
 /** Keyed by `METHOD /openapi/{path}`. */
 const SAMPLES: Record<string, Sample> = {
   'POST /v1/parts': {
@@ -131,6 +163,81 @@ const SAMPLES: Record<string, Sample> = {
   'GET /v1/parts/{id}/where-used': {
     request: async (c, s) =>
       c.get(`/v1/parts/${(await seedPart(s.workspace)).partId}/where-used`).query({ workspace: s.workspace }),
+  },
+  'POST /v1/boms/import': {
+    request: async (c, s) =>
+      c
+        .post('/v1/boms/import')
+        .field({ workspace: s.workspace, bomId: (await seedBom(s.workspace)).bomId, dryRun: 'true' })
+        .attach('file', Buffer.from(`pn,qty\n${partNumber()},1\n`), {
+          filename: 'bom.csv',
+          contentType: 'text/csv',
+        }),
+  },
+  'POST /v1/boms': {
+    request: async (c, s) =>
+      c.post('/v1/boms').send({
+        workspace: s.workspace,
+        assemblyPartId: (await seedPart(s.workspace)).partId,
+        type: 'engineering',
+        revision: 'A',
+      }),
+  },
+  'GET /v1/boms': { request: (c, s) => c.get('/v1/boms').query({ workspace: s.workspace }) },
+  'GET /v1/boms/{id}': { request: bomRead('') },
+  'POST /v1/boms/{id}/items': {
+    request: async (c, s) => {
+      const { bomId, itemId } = await seedBom(s.workspace);
+      return c
+        .post(`/v1/boms/${bomId}/items`)
+        .query({ workspace: s.workspace })
+        .send({ items: [{ id: itemId, qty: 2 }] });
+    },
+  },
+  'POST /v1/boms/{id}/submit': {
+    request: async (c, s) =>
+      c.post(`/v1/boms/${(await seedBom(s.workspace)).bomId}/submit`).send({ workspace: s.workspace }),
+  },
+  'POST /v1/boms/{id}/approve': {
+    request: async (c, s) =>
+      c
+        .post(`/v1/boms/${(await seedBom(s.workspace, 'in_review')).bomId}/approve`)
+        .send({ workspace: s.workspace }),
+  },
+  'POST /v1/boms/{id}/reject': {
+    request: async (c, s) =>
+      c
+        .post(`/v1/boms/${(await seedBom(s.workspace, 'in_review')).bomId}/reject`)
+        .send({ workspace: s.workspace, reason: 'no' }),
+  },
+  'GET /v1/boms/{id}/diff': { request: bomRead('/diff', { leftRev: 'A', rightRev: 'A' }) },
+  'GET /v1/boms/{id}/export.csv': { request: bomRead('/export.csv') },
+  'GET /v1/boms/{id}/export.xlsx': { request: bomRead('/export.xlsx') },
+  'GET /v1/boms/{id}/export.erp.csv': { request: bomRead('/export.erp.csv') },
+  'GET /v1/boms/{id}/cost-rollup': { request: bomRead('/cost-rollup') },
+  'POST /v1/boms/{id}/items/{itemId}/alternates': {
+    request: async (c, s) => {
+      const { bomId, itemId } = await seedBom(s.workspace);
+      const alternate = await seedPart(s.workspace);
+      return c
+        .post(`/v1/boms/${bomId}/items/${itemId}/alternates`)
+        .query({ workspace: s.workspace })
+        .send({ alternates: [{ partId: alternate.partId, approval: 'conditional' }] });
+    },
+  },
+  'POST /v1/boms/{id}/derive-mbom': {
+    request: async (c, s) =>
+      c
+        .post(`/v1/boms/${(await seedBom(s.workspace)).bomId}/derive-mbom`)
+        .send({ workspace: s.workspace, revision: 'M1' }),
+  },
+  'POST /v1/boms/{id}/effectivity/validate': {
+    request: async (c, s) => {
+      const { bomId, itemId } = await seedBom(s.workspace);
+      return c
+        .post(`/v1/boms/${bomId}/effectivity/validate`)
+        .send({ workspace: s.workspace, itemId, effectivity: { serialFrom: 1 } });
+    },
   },
   'GET /v1/workspaces/{name}/bom-settings': {
     request: (c, s) => c.get(`/v1/workspaces/${s.workspace}/bom-settings`),
@@ -292,5 +399,5 @@ describe('route-by-role table', () => {
       record(key, 'anonymous', anon.status, '401', anon.status === 401, anon.body);
     }
     expect(outcomes).toEqual([]);
-  }, 60_000);
+  }, 180_000);
 });
