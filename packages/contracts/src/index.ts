@@ -1,4 +1,5 @@
 export * from './annotations.dto';
+export * from './api-keys.dto';
 export * from './auth';
 export * from './collab';
 export * from './error-body.dto';

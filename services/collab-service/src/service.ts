@@ -27,6 +27,13 @@ export const collabService = defineService<CollabConfig>({
         bearerFormat: 'JWT',
         description: 'An access token of the API host (server-side integrations).',
       },
+      workspaceApiKey: {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'hwpk_<id>_<secret>',
+        description:
+          'A workspace API key (POST /v1/workspaces/{name}/api-keys): read-only, accepted by the operations marked x-api-key.',
+      },
       sessionCookie: {
         type: 'apiKey',
         in: 'cookie',

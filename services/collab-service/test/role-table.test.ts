@@ -245,6 +245,22 @@ const SAMPLES: Record<string, Sample> = {
   'POST /v1/workspaces/{name}/bom-settings': {
     request: (c, s) => c.post(`/v1/workspaces/${s.workspace}/bom-settings`).send({ numbering_rules: {} }),
   },
+  'POST /v1/workspaces/{name}/api-keys': {
+    request: (c, s) => c.post(`/v1/workspaces/${s.workspace}/api-keys`).send({ name: 'erp' }),
+  },
+  'GET /v1/workspaces/{name}/api-keys': {
+    request: (c, s) => c.get(`/v1/workspaces/${s.workspace}/api-keys`),
+  },
+  'DELETE /v1/workspaces/{name}/api-keys/{keyId}': {
+    request: async (c, s) => {
+      const owner = owners.get(s.workspace) as TestUser;
+      const key = await collabAs(stack.collab.app, owner)
+        .post(`/v1/workspaces/${s.workspace}/api-keys`)
+        .send({ name: 'old' })
+        .expect(201);
+      return c.delete(`/v1/workspaces/${s.workspace}/api-keys/${key.body.id}`);
+    },
+  },
   'GET /v1/workspaces/{name}': {
     request: (c, s) => c.get(`/v1/workspaces/${s.workspace}`),
   },

@@ -1,3 +1,4 @@
+export * from './binary-body';
 export * from './database';
 export * from './eventually';
 export * from './factories';

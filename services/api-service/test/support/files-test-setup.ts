@@ -69,14 +69,6 @@ export async function upload(
   return res.body as FileRecord;
 }
 
-/** supertest's parser for binary bodies (downloads). */
-export function binary(res: request.Response, done: (error: Error | null, body: Buffer) => void): void {
-  const stream = res as unknown as NodeJS.ReadableStream;
-  const chunks: Buffer[] = [];
-  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-  stream.on('end', () => done(null, Buffer.concat(chunks)));
-}
-
 /** Waits until processing of the file's current revision ended; returns the record then. */
 export async function settled(
   client: { get: (path: string) => request.Test },
@@ -91,3 +83,5 @@ export async function settled(
     { timeoutMs: 30_000, intervalMs: 100 },
   );
 }
+
+export { binary } from '@hwp/platform/test-kit';

@@ -1,4 +1,5 @@
 import type { Bom, BomImportReport, BomNode, Part } from '@hwp/contracts';
+import { binary } from '@hwp/platform/test-kit';
 import ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import { bomKit } from '../../../test/support/boms-kit';
@@ -9,12 +10,6 @@ beforeAll(async () => {
   stack = await startStack();
 }, 60_000);
 afterAll(() => stack?.stop());
-
-const binary = (res: NodeJS.ReadableStream, done: (error: Error | null, body: Buffer) => void) => {
-  const chunks: Buffer[] = [];
-  res.on('data', (chunk: Buffer) => chunks.push(chunk));
-  res.on('end', () => done(null, Buffer.concat(chunks)));
-};
 
 /** What a line is, without ids: compared between a BOM and its re-import. */
 const line = (n: BomNode) => ({
@@ -220,7 +215,7 @@ describe('BOM exports', () => {
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     );
     const book = new ExcelJS.Workbook();
-    await book.xlsx.load(res.body as Buffer);
+    await book.xlsx.load(res.body as unknown as ArrayBuffer);
     const sheet = book.worksheets[0];
     const cells: string[][] = [];
     const levels: number[] = [];

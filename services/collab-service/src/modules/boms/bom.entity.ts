@@ -155,35 +155,6 @@ export class BomAlternateEntity {
   approvedBy: string | null;
 }
 
-/** A workspace API key: the secret is shown once and stored as its sha256 only. */
-@Entity({ name: 'workspace_api_keys' })
-export class WorkspaceApiKeyEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
-  @Column('text')
-  name: string;
-
-  @Column({ name: 'secret_hash', type: 'text' })
-  secretHash: string;
-
-  @Column({ name: 'created_by', type: 'uuid' })
-  createdBy: string;
-
-  @Column({ name: 'created_at', type: 'timestamptz' })
-  createdAt: Date;
-
-  @Column({ name: 'last_used_at', type: 'timestamptz', nullable: true })
-  lastUsedAt: Date | null;
-
-  @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
-  revokedAt: Date | null;
-}
-
 registerWorkspaceOwned(BomEntity);
-registerWorkspaceOwned(WorkspaceApiKeyEntity);
 
-export const bomEntities = [BomEntity, BomItemEntity, BomAlternateEntity, WorkspaceApiKeyEntity];
+export const bomEntities = [BomEntity, BomItemEntity, BomAlternateEntity];

@@ -2,6 +2,7 @@ import type { WorkspaceRole } from '@hwp/contracts';
 import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
+import type { ApiKeyAccess } from './api-keys';
 import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity';
 import { type WorkspaceAccess, WorkspaceScope } from './workspace-scope';
 
@@ -17,6 +18,8 @@ declare global {
   namespace Express {
     interface Request {
       workspace?: WorkspaceScope;
+      /** Set when a workspace API key authenticated the request (read routes only). */
+      apiKey?: ApiKeyAccess;
     }
   }
 }
@@ -66,12 +69,18 @@ export function createRoleCheck(dataSource: DataSource) {
 
   function requireRole(role: WorkspaceRole, source: WorkspaceSource): RequestHandler {
     return async (req, _res, next) => {
-      if (!req.collabUser) throw new UnauthorizedError();
+      if (!req.collabUser && !req.apiKey) throw new UnauthorizedError();
       const name = source(req);
       if (typeof name !== 'string' || name.length === 0) {
         throw new ValidationError('workspace is required', [{ field: 'workspace', message: 'required' }]);
       }
-      const found = await access(req.collabUser.id, name);
+      // A key reads its own workspace only, as a viewer.
+      const key = req.apiKey?.workspace;
+      const found = req.collabUser
+        ? await access(req.collabUser.id, name)
+        : key && key.name === name.toLowerCase()
+          ? key
+          : null;
       if (!found) throw new NotFoundError('Workspace not found');
       if (!atLeast(found.role, role))
         throw new ForbiddenError(`This needs the ${role} role or higher in ${found.name}`);

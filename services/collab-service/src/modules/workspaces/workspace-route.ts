@@ -18,6 +18,8 @@ export const SIGNED_IN = ['bearerAuth', 'sessionCookie'];
 export interface CollabRouting {
   api: ApiRouter;
   requireUser: RequestHandler;
+  /** As requireUser, or a workspace API key (for `readRoute`s only). */
+  requireUserOrKey: RequestHandler;
   roles: RoleCheck;
 }
 
@@ -97,5 +99,32 @@ export function memberRoute<Body = unknown, Query = RawQuery>(
       },
       handler: (input) =>
         handler({ ...input, ...userInput(routing, input.req), workspace: requestWorkspace(input.req) }),
+    });
+}
+
+export type ReadRouteSpec<Body, Query> = Omit<RouteSpec<Body, Query>, 'handler'> & {
+  workspace: WorkspaceSource;
+  handler: (input: RouteInput<Body, Query> & { workspace: WorkspaceScope }) => unknown;
+};
+
+/**
+ * A viewer route that a workspace API key may call as well as a member (BOM and part reads and
+ * exports, for ERP integrations): marked `x-api-key` in the OpenAPI document. The handler gets the
+ * workspace, not a user (a key is nobody).
+ */
+export function readRoute<Body = unknown, Query = RawQuery>(spec: ReadRouteSpec<Body, Query>): CollabRoute {
+  const { workspace, before = [], handler, ...rest } = spec;
+  return (routing) =>
+    routing.api.route<Body, Query>({
+      ...rest,
+      security: [...SIGNED_IN, 'workspaceApiKey'],
+      before: [routing.requireUserOrKey, ...before, routing.roles.requireRole('viewer', workspace)],
+      extensions: { ...rest.extensions, 'x-required-role': 'viewer', 'x-api-key': true },
+      responses: {
+        403: { description: 'Needs the viewer role or higher', schema: ErrorBodyDto },
+        404: { description: 'No such workspace among the caller’s (or the key’s)', schema: ErrorBodyDto },
+        ...rest.responses,
+      },
+      handler: (input) => handler({ ...input, workspace: requestWorkspace(input.req) }),
     });
 }

@@ -3,7 +3,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Bills of material (section 2.9): BOM headers with the approval flow of DECISIONS.md section 5,
  * their lines (nesting inside the document through parent_item_id, effectivity by date, serial and
- * lot), alternates per line, and the workspace API keys ERP integrations read exports with.
+ * lot) and alternates per line.
  */
 export class CreateBoms1764100000000 implements MigrationInterface {
   name = 'CreateBoms1764100000000';
@@ -83,25 +83,9 @@ export class CreateBoms1764100000000 implements MigrationInterface {
         approved_by uuid REFERENCES collab_users (id),
         PRIMARY KEY (item_id, part_id)
       )`);
-
-    await queryRunner.query(`
-      CREATE TABLE workspace_api_keys (
-        id uuid PRIMARY KEY,
-        workspace_id uuid NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
-        name text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 100),
-        secret_hash text NOT NULL,
-        created_by uuid NOT NULL REFERENCES collab_users (id),
-        created_at timestamptz NOT NULL DEFAULT now(),
-        last_used_at timestamptz,
-        revoked_at timestamptz
-      )`);
-    await queryRunner.query(
-      'CREATE INDEX workspace_api_keys_workspace_idx ON workspace_api_keys (workspace_id)',
-    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query('DROP TABLE workspace_api_keys');
     await queryRunner.query('DROP TABLE bom_item_alternates');
     await queryRunner.query('DROP TABLE bom_items');
     await queryRunner.query('DROP TABLE boms');

@@ -10,7 +10,7 @@ import type { Request, Response } from 'express';
 import { formFields, importSlot, spreadsheetUpload, theFile } from '../../parts/import/part-import.routes';
 import type { PartImportService } from '../../parts/import/part-import.service';
 import { fromBody, fromQuery } from '../../workspaces/workspace-access';
-import { memberRoute } from '../../workspaces/workspace-route';
+import { memberRoute, readRoute } from '../../workspaces/workspace-route';
 import type { WorkspaceScope } from '../../workspaces/workspace-scope';
 import {
   type ExportTable,
@@ -74,16 +74,14 @@ async function sendExport(
 }
 
 function exportRoute(boms: BomsService, format: Format, summary: string, description: string) {
-  return memberRoute({
+  return readRoute({
     method: 'get',
     path: `/v1/boms/:id/export.${format}`,
     summary,
     description: `${description} Answers an \`ETag\`; a request with \`If-None-Match\` naming it gets 304 (no body). Text cells starting with =, +, -, @, tab or CR get a leading apostrophe so spreadsheet programs never run them.`,
     tags: TAGS,
-    role: 'viewer',
     workspace: fromQuery('workspace'),
     query: BomWorkspaceQuery,
-    extensions: { 'x-api-key': true },
     responses: {
       200: binaryResponse('The export', CONTENT_TYPES[format]),
       304: { description: 'Unchanged since the ETag in If-None-Match' },

@@ -22,7 +22,7 @@ import {
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
 import { fromBody, fromQuery } from '../../workspaces/workspace-access';
-import { type MemberRouteSpec, memberRoute } from '../../workspaces/workspace-route';
+import { type MemberRouteSpec, memberRoute, readRoute } from '../../workspaces/workspace-route';
 import type { BomLinesService } from '../bom-lines.service';
 import type { BomStructureService } from '../bom-structure.service';
 import type { BomsService } from '../boms.service';
@@ -49,12 +49,11 @@ export const createBom = (boms: BomsService) =>
   });
 
 export const listBoms = (boms: BomsService) =>
-  memberRoute({
+  readRoute({
     method: 'get',
     path: '/v1/boms',
     summary: 'BOMs of the workspace, newest first',
     tags: TAGS,
-    role: 'viewer',
     workspace: fromQuery('workspace'),
     query: ListBomsQuery,
     responses: { 200: { description: 'A page of BOM headers', schema: BomList } },
@@ -62,7 +61,7 @@ export const listBoms = (boms: BomsService) =>
   });
 
 export const bomDetail = (boms: BomsService) =>
-  memberRoute({
+  readRoute({
     method: 'get',
     path: '/v1/boms/:id',
     summary: 'A BOM: its header and its multi-level tree',
@@ -72,7 +71,6 @@ export const bomDetail = (boms: BomsService) =>
       'not expanded. Each node has its quantity per parent, the extended quantity per top assembly, its ' +
       'extended cost per currency and warnings (non-compliant part, missing cost, designator count).',
     tags: TAGS,
-    role: 'viewer',
     workspace: fromQuery('workspace'),
     query: BomWorkspaceQuery,
     responses: { 200: { description: 'Header and tree', schema: BomDetail }, 404: NOT_FOUND },
@@ -156,7 +154,7 @@ export const rejectBom = (boms: BomsService) =>
   });
 
 export const bomDiff = (structure: BomStructureService) =>
-  memberRoute({
+  readRoute({
     method: 'get',
     path: '/v1/boms/:id/diff',
     summary: 'Lines added, removed and changed between two revisions',
@@ -165,7 +163,6 @@ export const bomDiff = (structure: BomStructureService) =>
       'designators when a part has several lines); changes are per field: qty, uom, refdes, notes, ' +
       'alternates, effectivity.',
     tags: TAGS,
-    role: 'viewer',
     workspace: fromQuery('workspace'),
     query: BomDiffQuery,
     responses: { 200: { description: 'The diff', schema: BomDiff }, 404: NOT_FOUND },
@@ -173,7 +170,7 @@ export const bomDiff = (structure: BomStructureService) =>
   });
 
 export const costRollup = (boms: BomsService) =>
-  memberRoute({
+  readRoute({
     method: 'get',
     path: '/v1/boms/:id/cost-rollup',
     summary: 'Multi-level cost rollup',
@@ -181,7 +178,6 @@ export const costRollup = (boms: BomsService) =>
       'Extended cost = qty x (the child’s own BOM rollup when it has one, else its unit cost), summed up the ' +
       'tree. Totals are per currency (never converted); leaves without a cost are listed.',
     tags: TAGS,
-    role: 'viewer',
     workspace: fromQuery('workspace'),
     query: BomWorkspaceQuery,
     responses: { 200: { description: 'The rollup', schema: CostRollup }, 404: NOT_FOUND },
@@ -256,7 +252,7 @@ export const validateEffectivity = (structure: BomStructureService) =>
   });
 
 export const whereUsed = (structure: BomStructureService) =>
-  memberRoute({
+  readRoute({
     method: 'get',
     path: '/v1/parts/:id/where-used',
     summary: 'Assemblies whose BOMs use the part',
@@ -264,7 +260,6 @@ export const whereUsed = (structure: BomStructureService) =>
       '`levels=1` (default): the assemblies whose current BOM (approved, else latest, per type) lists the part. ' +
       '`levels=all`: up to the top assemblies, each path once, with the quantity along it.',
     tags: ['parts'],
-    role: 'viewer',
     workspace: fromQuery('workspace'),
     query: WhereUsedQuery,
     responses: { 200: { description: 'Assemblies', schema: WhereUsedList }, 404: NOT_FOUND },

@@ -11,7 +11,7 @@ import {
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
 import { fromQuery } from '../../workspaces/workspace-access';
-import { type MemberRouteSpec, memberRoute } from '../../workspaces/workspace-route';
+import { type MemberRouteSpec, memberRoute, readRoute } from '../../workspaces/workspace-route';
 import type { PartVersionsService } from '../part-versions.service';
 import { acceptSnakeCase, CONFLICT, NOT_FOUND, queryOrBody, TAGS } from './part-routing';
 
@@ -35,12 +35,11 @@ export const createVersion = (versions: PartVersionsService) =>
   });
 
 export const listVersions = (versions: PartVersionsService) =>
-  memberRoute({
+  readRoute({
     method: 'get',
     path: '/v1/parts/:id/versions',
     summary: 'The versions of a part, newest first',
     tags: TAGS,
-    role: 'viewer',
     workspace: fromQuery('workspace'),
     query: PartWorkspaceQuery,
     responses: { 200: { description: 'Versions', schema: PartVersionList }, 404: NOT_FOUND },

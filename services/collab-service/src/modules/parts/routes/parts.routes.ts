@@ -9,7 +9,7 @@ import {
   UpdatePartRequest,
 } from '@hwp/contracts';
 import { fromBody, fromQuery } from '../../workspaces/workspace-access';
-import { memberRoute } from '../../workspaces/workspace-route';
+import { memberRoute, readRoute } from '../../workspaces/workspace-route';
 import type { PartsService } from '../parts.service';
 import { acceptSnakeCase, NOT_FOUND, queryOrBody, TAGS } from './part-routing';
 
@@ -38,7 +38,7 @@ export const createPart = (parts: PartsService) =>
   });
 
 export const listParts = (parts: PartsService) =>
-  memberRoute({
+  readRoute({
     method: 'get',
     path: '/v1/parts',
     summary: 'Search the parts of a workspace',
@@ -47,7 +47,6 @@ export const listParts = (parts: PartsService) =>
       '(case-insensitive); `tag` parts whose tags contain it. `sort` (default part_number) with `dir`; ties are ' +
       'broken by id so paging is stable.',
     tags: TAGS,
-    role: 'viewer',
     workspace: fromQuery('workspace'),
     query: ListPartsQuery,
     responses: { 200: { description: 'A page of parts', schema: PartList } },
@@ -55,12 +54,11 @@ export const listParts = (parts: PartsService) =>
   });
 
 export const partDetail = (parts: PartsService) =>
-  memberRoute({
+  readRoute({
     method: 'get',
     path: '/v1/parts/:id',
     summary: 'A part with its versions and audit history',
     tags: TAGS,
-    role: 'viewer',
     workspace: fromQuery('workspace'),
     query: PartWorkspaceQuery,
     responses: { 200: { description: 'The part', schema: PartDetail }, 404: NOT_FOUND },
