@@ -146,6 +146,68 @@ describe('embedded default (one process, no external services)', () => {
       ((await found.json()) as { items: { partNumber: string }[] }).items.map((p) => p.partNumber),
     ).toEqual(['E-2']);
 
+    // BOMs on the embedded server, eight at once: each tree holds its own lines and nobody else's.
+    const post = (path: string, body: unknown) =>
+      fetch(`${collab}${path}`, {
+        method: 'POST',
+        headers: { ...json, ...auth },
+        body: JSON.stringify(body),
+      });
+    const listed = await fetch(`${collab}/v1/parts?workspace=embedded-ws`, { headers: auth });
+    const byNumber = new Map(
+      ((await listed.json()) as { items: { id: string; partNumber: string }[] }).items.map((p) => [
+        p.partNumber,
+        p.id,
+      ]),
+    );
+    const trees = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const part = await post('/v1/parts', {
+          workspace: 'embedded-ws',
+          partNumber: `E-ASM-${i}`,
+          name: `Assembly ${i}`,
+        });
+        expect(part.status).toBe(201);
+        const assembly = (await part.json()) as { id: string };
+        const bom = await post('/v1/boms', {
+          workspace: 'embedded-ws',
+          assemblyPartId: assembly.id,
+          type: 'engineering',
+          revision: 'A',
+        });
+        expect(bom.status).toBe(201);
+        const { id } = (await bom.json()) as { id: string };
+        const lines = await post(`/v1/boms/${id}/items?workspace=embedded-ws`, {
+          items: [
+            { childPartId: byNumber.get('E-1'), qty: i + 1 },
+            { childPartId: byNumber.get('E-2'), qty: 2 * (i + 1), refdes: `W1-W${2 * (i + 1)}` },
+          ],
+        });
+        expect(lines.status).toBe(200);
+        const tree = await fetch(`${collab}/v1/boms/${id}?workspace=embedded-ws`, { headers: auth });
+        return {
+          i,
+          id,
+          body: (await tree.json()) as {
+            assemblyPartNumber: string;
+            tree: { partNumber: string; qty: number }[];
+          },
+        };
+      }),
+    );
+    for (const { i, body } of trees) {
+      expect(body.assemblyPartNumber).toBe(`E-ASM-${i}`);
+      expect(body.tree.map((n) => [n.partNumber, n.qty])).toEqual([
+        ['E-1', i + 1],
+        ['E-2', 2 * (i + 1)],
+      ]);
+    }
+    const exported = await fetch(`${collab}/v1/boms/${trees[3].id}/export.erp.csv?workspace=embedded-ws`, {
+      headers: auth,
+    });
+    expect(exported.status).toBe(200);
+    expect(await exported.text()).toContain('E-ASM-3,E-2');
+
     // Files on the embedded default: uploads to the local blob folder, processing on the in-process bus.
     const uploadOne = async (name: string, content: Buffer) => {
       const body = new FormData();
