@@ -1,4 +1,5 @@
 import { IsISO8601, IsOptional, IsString } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 import type { PartDomain } from './part-constants';
 import { FreeFormObject, Nullable } from './schema';
 
@@ -18,6 +19,15 @@ export interface DomainTemplate {
   schema?: Record<string, unknown>;
 }
 
+/**
+ * Exchange rates for cost rollups: one unit of each listed currency is worth `rate` units of `base`.
+ * Without them, a rollup over several currencies reports each apart.
+ */
+export interface CurrencyRates {
+  base: string;
+  rates: Record<string, number>;
+}
+
 /** `POST /v1/workspaces/:name/bom-settings` (manager+): each field given replaces the stored one. */
 export class UpdateBomSettingsRequest {
   /** Per domain `{ prefix, width }`; also accepted as `numbering_rules`. */
@@ -29,6 +39,14 @@ export class UpdateBomSettingsRequest {
   @IsOptional()
   @FreeFormObject('Per domain: { required: string[], enforce: boolean, schema?: JSON Schema }')
   domainTemplates?: Partial<Record<PartDomain, DomainTemplate>>;
+
+  /** `{ base: 'USD', rates: { EUR: 1.08 } }`, or null to remove; also accepted as `currency_rates`. */
+  @IsOptional()
+  @JSONSchema({
+    description: '{ base: ISO 4217 code, rates: { <code>: units of base per unit } }, or null to remove',
+    anyOf: [{ type: 'object', additionalProperties: true }, { type: 'null' }],
+  })
+  currencyRates?: CurrencyRates | null;
 }
 
 export class BomSettings {
@@ -40,6 +58,23 @@ export class BomSettings {
 
   @FreeFormObject('Per domain: { required, enforce, schema? }')
   domainTemplates: Partial<Record<PartDomain, DomainTemplate>>;
+
+  /** The rates of cost rollups (`null`: none, currencies are reported apart). */
+  @IsOptional()
+  @JSONSchema({
+    anyOf: [
+      {
+        type: 'object',
+        required: ['base', 'rates'],
+        properties: {
+          base: { type: 'string' },
+          rates: { type: 'object', additionalProperties: { type: 'number' } },
+        },
+      },
+      { type: 'null' },
+    ],
+  })
+  currencyRates: CurrencyRates | null;
 
   /** `null` while the defaults apply. */
   @IsISO8601()

@@ -576,6 +576,20 @@ export class CostRollup {
   @NestedList(() => CurrencyAmount)
   totals: CurrencyAmount[];
 
+  /**
+   * The totals in the base currency of the workspace's `currencyRates` (BOM settings); null when no
+   * rates are set or a currency has none (listed in `unconverted`).
+   */
+  @ValidateNested()
+  @Type(() => CurrencyAmount)
+  @Nullable()
+  converted: CurrencyAmount | null;
+
+  /** Currencies of the totals without a rate (`none` for costs stored without a currency). */
+  @IsArray()
+  @IsString({ each: true })
+  unconverted: string[];
+
   /** True when every leaf has a cost. */
   @IsBoolean()
   complete: boolean;

@@ -44,6 +44,7 @@ export const PART_SNAKE_CASE_FIELDS: Record<string, string> = {
   change_note: 'changeNote',
   numbering_rules: 'numberingRules',
   domain_templates: 'domainTemplates',
+  currency_rates: 'currencyRates',
 };
 
 /** Part numbers: printable, no surrounding spaces. */

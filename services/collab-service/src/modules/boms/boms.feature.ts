@@ -42,7 +42,7 @@ export const bomsFeature = defineFeature<
   entities: bomEntities,
   migrations: [CreateBoms1764100000000],
   build: ({ dataSource, bus, config }, { events, 'workspace-access': access, parts }) => {
-    const boms = new BomsService(dataSource, events.events, bus);
+    const boms = new BomsService(dataSource, events.events, bus, parts.settings);
     const lines = new BomLinesService(dataSource, boms);
     const structure = new BomStructureService(dataSource, boms);
     const maxBytes = config.IMPORT_MAX_MB * 1024 * 1024;

@@ -20,6 +20,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
 import { checkMove, MOVES, type Move, PAST } from '../parts/approval-flow';
+import type { BomSettingsService } from '../parts/bom-settings.service';
 import { PartVersionEntity } from '../parts/part.entity';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
 import type { BomEntity } from './bom.entity';
@@ -48,6 +49,7 @@ export class BomsService {
     private readonly dataSource: DataSource,
     private readonly events: BomEvents,
     private readonly bus: Bus,
+    private readonly settings: BomSettingsService,
   ) {}
 
   bomsIn(workspace: WorkspaceScope, manager: EntityManager = this.dataSource.manager) {
@@ -144,10 +146,32 @@ export class BomsService {
       bom.assemblyPartId,
     );
     const tree = await this.expand(manager, bom, assembly?.partNumber ?? '');
+    const rates = (await this.settings.get(access)).currencyRates;
+    const unconverted = rates
+      ? tree.totals
+          .filter((t) => t.currency !== rates.base && !(t.currency && rates.rates[t.currency]))
+          .map((t) => t.currency ?? 'none')
+      : [];
+    const converted =
+      rates && unconverted.length === 0
+        ? {
+            currency: rates.base,
+            amount:
+              Math.round(
+                tree.totals.reduce(
+                  (sum, t) =>
+                    sum + t.amount * (t.currency === rates.base ? 1 : rates.rates[t.currency as string]),
+                  0,
+                ) * 1e6,
+              ) / 1e6,
+          }
+        : null;
     return {
       bomId: bom.id,
       assemblyPartNumber: assembly?.partNumber ?? '',
       totals: tree.totals,
+      converted,
+      unconverted,
       complete: tree.missingCosts.length === 0,
       missingCosts: tree.missingCosts,
       lines: tree.top.map(presentNode),

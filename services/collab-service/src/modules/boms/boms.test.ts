@@ -93,6 +93,32 @@ describe('a three-level BOM', () => {
       expect.objectContaining({ partNumber: 'RES', path: ['TOP', 'SUB-1', 'SUB-2', 'RES'] }),
     ]);
     expect(rollup.lines.map((l) => l.partNumber)).toEqual(['SUB-1', 'BOLT', 'LABEL']);
+    expect(rollup).toMatchObject({ converted: null, unconverted: [] });
+
+    // With the workspace's rates, one total in its base currency: 7.00 + 0.02 x 1.10.
+    await kit
+      .as(t.manager)
+      .post(`/v1/workspaces/${t.workspace}/bom-settings`)
+      .send({ currency_rates: { base: 'USD', rates: { EUR: 1.1 } } })
+      .expect(200);
+    const converted = await kit.as(t.viewer).get(`/v1/boms/${top.id}/cost-rollup`).query(kit.q).expect(200);
+    expect(converted.body).toMatchObject({ converted: { currency: 'USD', amount: 7.022 }, unconverted: [] });
+    await kit
+      .as(t.manager)
+      .post(`/v1/workspaces/${t.workspace}/bom-settings`)
+      .send({ currencyRates: { base: 'CHF', rates: { EUR: 0.95 } } })
+      .expect(200);
+    const partial = await kit.as(t.viewer).get(`/v1/boms/${top.id}/cost-rollup`).query(kit.q).expect(200);
+    expect(partial.body).toMatchObject({ converted: null, unconverted: ['USD'] });
+    const bad = await kit
+      .as(t.manager)
+      .post(`/v1/workspaces/${t.workspace}/bom-settings`)
+      .send({ currencyRates: { base: 'usd', rates: { EUR: -1 } } })
+      .expect(400);
+    expect(bad.body.errors.map((e: { field: string }) => e.field)).toEqual([
+      'currencyRates.base',
+      'currencyRates.rates.EUR',
+    ]);
   });
 
   test('where-used on a part at several depths returns each path once', async () => {

@@ -1,5 +1,6 @@
 import {
   type BomSettings,
+  type CurrencyRates,
   type DomainTemplate,
   type FieldError,
   type NumberingRule,
@@ -13,7 +14,12 @@ import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
 import { BomSettingsEntity } from './part.entity';
-import { DEFAULT_DOMAIN_TEMPLATES, domainTemplateErrors, numberingRuleErrors } from './part-rules';
+import {
+  DEFAULT_DOMAIN_TEMPLATES,
+  domainTemplateErrors,
+  isCurrencyCode,
+  numberingRuleErrors,
+} from './part-rules';
 
 /** The rules parts of a workspace are written under. */
 export interface PartRules {
@@ -44,6 +50,34 @@ function perDomain<T>(
   return { value: out, errors };
 }
 
+/** Errors of a `currencyRates` setting: ISO codes, positive finite rates. */
+function currencyRateErrors(value: CurrencyRates): FieldError[] {
+  const errors: FieldError[] = [];
+  if (typeof value !== 'object' || value === null)
+    return [{ field: 'currencyRates', message: 'must be an object' }];
+  if (typeof value.base !== 'string' || !isCurrencyCode(value.base))
+    errors.push({ field: 'currencyRates.base', message: 'must be an ISO 4217 currency code' });
+  if (typeof value.rates !== 'object' || value.rates === null || Array.isArray(value.rates)) {
+    errors.push({ field: 'currencyRates.rates', message: 'must be an object of code -> rate' });
+    return errors;
+  }
+  for (const [code, rate] of Object.entries(value.rates)) {
+    if (!isCurrencyCode(code))
+      errors.push({ field: `currencyRates.rates.${code}`, message: 'not an ISO 4217 currency code' });
+    else if (typeof rate !== 'number' || !Number.isFinite(rate) || rate <= 0)
+      errors.push({ field: `currencyRates.rates.${code}`, message: 'must be a positive number' });
+  }
+  for (const key of Object.keys(value)) {
+    if (key !== 'base' && key !== 'rates')
+      errors.push({ field: `currencyRates.${key}`, message: 'unknown field' });
+  }
+  return errors;
+}
+
+function normaliseRates(value: CurrencyRates | null): CurrencyRates | null {
+  return value === null ? null : { base: value.base, rates: { ...value.rates } };
+}
+
 /** Workspace BOM settings (section 2.10, 4.7): numbering rules and domain templates. */
 export class BomSettingsService {
   constructor(private readonly dataSource: DataSource) {}
@@ -63,6 +97,7 @@ export class BomSettingsService {
         workspace: access.name,
         numberingRules: {},
         domainTemplates: DEFAULT_DOMAIN_TEMPLATES,
+        currencyRates: null,
         updatedAt: null,
         updatedBy: null,
       };
@@ -72,6 +107,7 @@ export class BomSettingsService {
       workspace: access.name,
       numberingRules: row.numberingRules,
       domainTemplates: row.domainTemplates,
+      currencyRates: row.currencyRates,
       updatedAt: row.updatedAt.toISOString(),
       updatedBy: names.get(row.updatedBy) ?? null,
     };
@@ -97,21 +133,30 @@ export class BomSettingsService {
         })
       : undefined;
     errors.push(...(rules?.errors ?? []), ...(templates?.errors ?? []));
+    if (request.currencyRates !== undefined && request.currencyRates !== null)
+      errors.push(...currencyRateErrors(request.currencyRates));
     if (errors.length > 0) throw new ValidationError('Invalid BOM settings', errors);
 
     await this.dataSource.transaction(async (manager) => {
       const current = await this.rules(access.in(manager));
+      const stored = await access.in(manager).repo(BomSettingsEntity).findOne({});
+      const rates =
+        request.currencyRates === undefined
+          ? (stored?.currencyRates ?? null)
+          : normaliseRates(request.currencyRates);
       // An upsert: the scope's repository has no ON CONFLICT, and the row's key is the workspace.
       await manager.query(
-        `INSERT INTO bom_settings (workspace_id, numbering_rules, domain_templates, updated_by, updated_at)
-         VALUES ($1, $2, $3, $4, now())
+        `INSERT INTO bom_settings (workspace_id, numbering_rules, domain_templates, updated_by, updated_at, currency_rates)
+         VALUES ($1, $2, $3, $4, now(), $5)
          ON CONFLICT (workspace_id) DO UPDATE SET numbering_rules = EXCLUDED.numbering_rules,
-           domain_templates = EXCLUDED.domain_templates, updated_by = EXCLUDED.updated_by, updated_at = now()`,
+           domain_templates = EXCLUDED.domain_templates, updated_by = EXCLUDED.updated_by, updated_at = now(),
+           currency_rates = EXCLUDED.currency_rates`,
         [
           access.id,
           JSON.stringify(rules?.value ?? current.numberingRules),
           JSON.stringify(templates?.value ?? current.domainTemplates),
           actor.id,
+          rates === null ? null : JSON.stringify(rates),
         ],
       );
     });

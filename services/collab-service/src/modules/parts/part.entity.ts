@@ -1,4 +1,5 @@
 import type {
+  CurrencyRates,
   DomainTemplate,
   NumberingRule,
   PartDomain,
@@ -173,6 +174,9 @@ export class BomSettingsEntity {
 
   @Column({ name: 'domain_templates', type: 'jsonb' })
   domainTemplates: Partial<Record<PartDomain, DomainTemplate>>;
+
+  @Column({ name: 'currency_rates', type: 'jsonb', nullable: true })
+  currencyRates: CurrencyRates | null;
 
   @Column({ name: 'updated_by', type: 'uuid' })
   updatedBy: string;

@@ -6,6 +6,7 @@ import { BomSettingsService } from './bom-settings.service';
 import { importParts } from './import/part-import.routes';
 import { PartImportService } from './import/part-import.service';
 import { CreateParts1763900000300 } from './migrations/1763900000300-CreateParts';
+import { AddCurrencyRates1764100000050 } from './migrations/1764100000050-AddCurrencyRates';
 import { partEntities } from './part.entity';
 import { PartVersionsService } from './part-versions.service';
 import { PartsService } from './parts.service';
@@ -35,7 +36,7 @@ export const partsFeature = defineFeature<
 >({
   name: 'parts',
   entities: partEntities,
-  migrations: [CreateParts1763900000300],
+  migrations: [CreateParts1763900000300, AddCurrencyRates1764100000050],
   build: ({ dataSource, logger, config }, { events, 'workspace-access': access }) => {
     const settings = new BomSettingsService(dataSource);
     const parts = new PartsService(dataSource, settings, events.events);
