@@ -102,6 +102,10 @@ describe('BOM import', () => {
     expect(created.body.items).toEqual([expect.objectContaining({ partNumber: 'imp-new', domain: 'other' })]);
     // Viewers cannot import; a file without the required columns is a 400 naming them.
     await upload(clean, {}, t.viewer).expect(403);
+    const formula = await upload('PN,Qty\n"=cmd|\' /C calc\'!A0",1', { dryRun: 'true' }).expect(200);
+    expect(formula.body.errors).toEqual([
+      expect.objectContaining({ row: 2, column: 'PN', message: expect.stringContaining('not a part number') }),
+    ]);
     const headless = await upload('name,count\nx,1', {}).expect(400);
     expect(headless.body.detail).toContain('child_part_number');
   });

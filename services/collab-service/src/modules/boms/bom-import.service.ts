@@ -1,4 +1,9 @@
-import type { AlternateApproval, BomImportReport, ImportRowProblem } from '@hwp/contracts';
+import {
+  type AlternateApproval,
+  type BomImportReport,
+  type ImportRowProblem,
+  PART_NUMBER_PATTERN,
+} from '@hwp/contracts';
 import { AppError, ForbiddenError, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -226,7 +231,8 @@ export class BomImportService {
   ): PlannedLine | null {
     const partNumber = cell(values, 'childPartNumber');
     if (!partNumber) fail(row, 'childPartNumber', 'required');
-    else if (partNumber.length > 64) fail(row, 'childPartNumber', 'at most 64 characters');
+    else if (!PART_NUMBER_PATTERN.test(partNumber))
+      fail(row, 'childPartNumber', 'not a part number (letters, digits and . _ / # + -, at most 64)');
     const qtyCell = parseDecimal(cell(values, 'qty'), decimal);
     let qty = 0;
     if (!qtyCell.ok) fail(row, 'qty', qtyCell.message);
