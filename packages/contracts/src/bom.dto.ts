@@ -20,6 +20,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
+import { ApprovalFields } from './approval.dto';
 import { ErrorBodyDto } from './error-body.dto';
 import { type Items, ItemsOf, type Page, PageOf, PageQuery } from './paging';
 import { PART_VERSION_STATUSES, type PartVersionStatus } from './part-constants';
@@ -354,7 +355,7 @@ export class BomAlternate {
 }
 
 /** A BOM header (no lines). */
-export class Bom {
+export class Bom extends ApprovalFields {
   @IsUUID()
   id: string;
 
@@ -400,34 +401,6 @@ export class Bom {
 
   @IsISO8601()
   updatedAt: string;
-
-  @IsString()
-  @Nullable()
-  submittedBy: string | null;
-
-  @IsISO8601()
-  @Nullable()
-  submittedAt: string | null;
-
-  @IsString()
-  @Nullable()
-  approvedBy: string | null;
-
-  @IsISO8601()
-  @Nullable()
-  approvedAt: string | null;
-
-  @IsString()
-  @Nullable()
-  rejectedBy: string | null;
-
-  @IsISO8601()
-  @Nullable()
-  rejectedAt: string | null;
-
-  @IsString()
-  @Nullable()
-  rejectionReason: string | null;
 }
 
 export const BomList = PageOf(Bom, 'BomList');

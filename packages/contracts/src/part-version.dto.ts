@@ -1,10 +1,11 @@
 import { IsIn, IsISO8601, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { ApprovalFields } from './approval.dto';
 import { type Items, ItemsOf } from './paging';
 import { Part } from './part.dto';
 import { PART_VERSION_STATUSES, type PartVersionStatus } from './part-constants';
 import { FreeFormObject, NestedList, Nullable } from './schema';
 
-export class PartVersion {
+export class PartVersion extends ApprovalFields {
   @IsUUID()
   id: string;
 
@@ -33,34 +34,6 @@ export class PartVersion {
 
   @IsISO8601()
   updatedAt: string;
-
-  @IsString()
-  @Nullable()
-  submittedBy: string | null;
-
-  @IsISO8601()
-  @Nullable()
-  submittedAt: string | null;
-
-  @IsString()
-  @Nullable()
-  approvedBy: string | null;
-
-  @IsISO8601()
-  @Nullable()
-  approvedAt: string | null;
-
-  @IsString()
-  @Nullable()
-  rejectedBy: string | null;
-
-  @IsISO8601()
-  @Nullable()
-  rejectedAt: string | null;
-
-  @IsString()
-  @Nullable()
-  rejectionReason: string | null;
 }
 
 export const PartVersionList = ItemsOf(PartVersion, 'PartVersionList');

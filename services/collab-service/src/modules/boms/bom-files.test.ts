@@ -104,7 +104,11 @@ describe('BOM import', () => {
     await upload(clean, {}, t.viewer).expect(403);
     const formula = await upload('PN,Qty\n"=cmd|\' /C calc\'!A0",1', { dryRun: 'true' }).expect(200);
     expect(formula.body.errors).toEqual([
-      expect.objectContaining({ row: 2, column: 'PN', message: expect.stringContaining('not a part number') }),
+      expect.objectContaining({
+        row: 2,
+        column: 'PN',
+        message: expect.stringContaining('not a part number'),
+      }),
     ]);
     const headless = await upload('name,count\nx,1', {}).expect(400);
     expect(headless.body.detail).toContain('child_part_number');

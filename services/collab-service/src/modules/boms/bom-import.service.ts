@@ -10,6 +10,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { checkMove } from '../parts/approval-flow';
 import { normaliseHeaders, parseDecimal, parseJsonObject, parseSpreadsheet } from '../parts/import';
+import { NEW_PART } from '../parts/import/part-import-plan';
 import type { PartEntity } from '../parts/part.entity';
 import { PartsRepository } from '../parts/parts.repository';
 import { atLeast } from '../workspaces/workspace-access';
@@ -340,20 +341,11 @@ export class BomImportService {
       const part = await catalog.insert({
         id: newId(),
         partNumber,
+        ...NEW_PART,
         name: (line?.name ?? partNumber).slice(0, 200),
-        description: '',
-        domain: 'other',
         uom: line?.uom ?? 'each',
-        lifecycle: 'prototype',
         tags: [],
         attributes: {},
-        manufacturerName: null,
-        manufacturerPartNumber: null,
-        unitCost: null,
-        currency: null,
-        rohsCompliant: null,
-        reachCompliant: null,
-        conflictMinerals: null,
         createdBy: actor.id,
         createdAt: now,
         updatedAt: now,

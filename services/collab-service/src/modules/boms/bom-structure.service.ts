@@ -13,6 +13,7 @@ import { ConflictError, NotFoundError, newId, ValidationError } from '@hwp/platf
 import type { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
+import { notSubmitted } from '../parts/approval-columns';
 import { PartsRepository } from '../parts/parts.repository';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
 import { BomAlternateEntity, type BomEntity, BomItemEntity } from './bom.entity';
@@ -75,13 +76,7 @@ export class BomStructureService {
         createdBy: actor.id,
         createdAt: now,
         updatedAt: now,
-        submittedBy: null,
-        submittedAt: null,
-        approvedBy: null,
-        approvedAt: null,
-        rejectedBy: null,
-        rejectedAt: null,
-        rejectionReason: null,
+        ...notSubmitted(),
       });
       const copies: { node: ExpandedNode; id: string; parentItemId: string | null; qty: number }[] = [];
       const visit = (node: ExpandedNode, parentItemId: string | null, factor: number) => {

@@ -1,5 +1,6 @@
 import type { AlternateApproval, BomStatus, BomType } from '@hwp/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { ApprovalColumns } from '../parts/approval-columns';
 import { registerWorkspaceOwned } from '../workspaces/workspace-scope';
 
 /** numeric and bigint come back from pg as strings; the service keeps them numbers. */
@@ -10,7 +11,7 @@ const numberColumn = {
 
 /** A BOM header (section 2.9) with the approval flow of DECISIONS.md section 5. */
 @Entity({ name: 'boms' })
-export class BomEntity {
+export class BomEntity extends ApprovalColumns {
   @PrimaryColumn('uuid')
   id: string;
 
@@ -46,27 +47,6 @@ export class BomEntity {
 
   @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
-
-  @Column({ name: 'submitted_by', type: 'uuid', nullable: true })
-  submittedBy: string | null;
-
-  @Column({ name: 'submitted_at', type: 'timestamptz', nullable: true })
-  submittedAt: Date | null;
-
-  @Column({ name: 'approved_by', type: 'uuid', nullable: true })
-  approvedBy: string | null;
-
-  @Column({ name: 'approved_at', type: 'timestamptz', nullable: true })
-  approvedAt: Date | null;
-
-  @Column({ name: 'rejected_by', type: 'uuid', nullable: true })
-  rejectedBy: string | null;
-
-  @Column({ name: 'rejected_at', type: 'timestamptz', nullable: true })
-  rejectedAt: Date | null;
-
-  @Column({ name: 'rejection_reason', type: 'text', nullable: true })
-  rejectionReason: string | null;
 }
 
 /** One line of a BOM; reached only through a BOM found in the workspace. */

@@ -19,6 +19,7 @@ import {
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
+import { approvalActors, notSubmitted, presentApproval } from '../parts/approval-columns';
 import { checkMove, MOVES, type Move, PAST } from '../parts/approval-flow';
 import type { BomSettingsService } from '../parts/bom-settings.service';
 import { PartVersionEntity } from '../parts/part.entity';
@@ -37,8 +38,6 @@ export interface BomEvents {
     meta: { actor: { id: string; username: string }; to?: { id: string; username: string } },
   ): Promise<unknown>;
 }
-
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 /**
  * BOM headers, their approval flow (DECISIONS.md section 5), the expanded tree and the cost rollup.
@@ -94,13 +93,7 @@ export class BomsService {
         createdBy: actor.id,
         createdAt: now,
         updatedAt: now,
-        submittedBy: null,
-        submittedAt: null,
-        approvedBy: null,
-        approvedAt: null,
-        rejectedBy: null,
-        rejectedAt: null,
-        rejectionReason: null,
+        ...notSubmitted(),
       });
       await this.emit(manager, access, actor, row, 'created');
       return this.present(manager, access, row);
@@ -348,9 +341,7 @@ export class BomsService {
   }
 }
 
-function actorsOf(row: BomEntity): (string | null)[] {
-  return [row.createdBy, row.submittedBy, row.approvedBy, row.rejectedBy];
-}
+const actorsOf = approvalActors;
 
 export function presentBom(
   row: BomEntity,
@@ -359,7 +350,6 @@ export function presentBom(
   itemCount: number,
   names: Map<string, string>,
 ): Bom {
-  const name = (id: string | null) => (id ? (names.get(id) ?? '') : null);
   return {
     id: row.id,
     workspace,
@@ -375,12 +365,6 @@ export function presentBom(
     createdBy: names.get(row.createdBy) ?? '',
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
-    submittedBy: name(row.submittedBy),
-    submittedAt: iso(row.submittedAt),
-    approvedBy: name(row.approvedBy),
-    approvedAt: iso(row.approvedAt),
-    rejectedBy: name(row.rejectedBy),
-    rejectedAt: iso(row.rejectedAt),
-    rejectionReason: row.rejectionReason,
+    ...presentApproval(row, names),
   };
 }

@@ -9,6 +9,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import { notSubmitted } from './approval-columns';
 import { checkMove, MOVES, type Move, PAST } from './approval-flow';
 import type { PartEntity, PartVersionEntity } from './part.entity';
 import { presentVersion, versionActors } from './parts.presenter';
@@ -60,13 +61,7 @@ export class PartVersionsService {
         createdBy: actor.id,
         createdAt: now,
         updatedAt: now,
-        submittedBy: null,
-        submittedAt: null,
-        approvedBy: null,
-        approvedAt: null,
-        rejectedBy: null,
-        rejectedAt: null,
-        rejectionReason: null,
+        ...notSubmitted(),
       };
       await parts.saveVersion(row);
       await this.audit(parts, actor, part, row, 'created', { revision });

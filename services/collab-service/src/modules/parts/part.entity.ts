@@ -8,6 +8,7 @@ import type {
 } from '@hwp/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { registerWorkspaceOwned } from '../workspaces/workspace-scope';
+import { ApprovalColumns } from './approval-columns';
 
 /** numeric comes back from pg as a string; the service keeps it a number. */
 const numericAsNumber = {
@@ -91,7 +92,7 @@ export class PartEntity {
 
 /** A version of a part with its approval flow (DECISIONS.md section 5). */
 @Entity({ name: 'part_versions' })
-export class PartVersionEntity {
+export class PartVersionEntity extends ApprovalColumns {
   @PrimaryColumn('uuid')
   id: string;
 
@@ -118,27 +119,6 @@ export class PartVersionEntity {
 
   @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
-
-  @Column({ name: 'submitted_by', type: 'uuid', nullable: true })
-  submittedBy: string | null;
-
-  @Column({ name: 'submitted_at', type: 'timestamptz', nullable: true })
-  submittedAt: Date | null;
-
-  @Column({ name: 'approved_by', type: 'uuid', nullable: true })
-  approvedBy: string | null;
-
-  @Column({ name: 'approved_at', type: 'timestamptz', nullable: true })
-  approvedAt: Date | null;
-
-  @Column({ name: 'rejected_by', type: 'uuid', nullable: true })
-  rejectedBy: string | null;
-
-  @Column({ name: 'rejected_at', type: 'timestamptz', nullable: true })
-  rejectedAt: Date | null;
-
-  @Column({ name: 'rejection_reason', type: 'text', nullable: true })
-  rejectionReason: string | null;
 }
 
 /** The audit trail of a part, written in the transaction of the change it records. */

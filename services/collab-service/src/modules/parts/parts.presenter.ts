@@ -1,7 +1,6 @@
 import type { Part, PartHistoryEntry, PartVersion } from '@hwp/contracts';
+import { approvalActors, presentApproval } from './approval-columns';
 import type { PartEntity, PartHistoryEntity, PartVersionEntity } from './part.entity';
-
-const iso = (at: Date | null) => (at ? at.toISOString() : null);
 
 export function presentPart(row: PartEntity, workspace: string, names: Map<string, string>): Part {
   return {
@@ -29,7 +28,6 @@ export function presentPart(row: PartEntity, workspace: string, names: Map<strin
 }
 
 export function presentVersion(row: PartVersionEntity, names: Map<string, string>): PartVersion {
-  const name = (id: string | null) => (id ? (names.get(id) ?? '') : null);
   return {
     id: row.id,
     partId: row.partId,
@@ -40,13 +38,7 @@ export function presentVersion(row: PartVersionEntity, names: Map<string, string
     createdBy: names.get(row.createdBy) ?? '',
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
-    submittedBy: name(row.submittedBy),
-    submittedAt: iso(row.submittedAt),
-    approvedBy: name(row.approvedBy),
-    approvedAt: iso(row.approvedAt),
-    rejectedBy: name(row.rejectedBy),
-    rejectedAt: iso(row.rejectedAt),
-    rejectionReason: row.rejectionReason,
+    ...presentApproval(row, names),
   };
 }
 
@@ -61,9 +53,4 @@ export function presentHistory(row: PartHistoryEntity, names: Map<string, string
 }
 
 /** Versions' user ids, for `usernames`. */
-export const versionActors = (v: PartVersionEntity) => [
-  v.createdBy,
-  v.submittedBy,
-  v.approvedBy,
-  v.rejectedBy,
-];
+export const versionActors = approvalActors;

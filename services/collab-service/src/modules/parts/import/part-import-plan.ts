@@ -62,7 +62,7 @@ export interface PlanContext {
 }
 
 /** What a new part has where its row is blank (shared and frozen: only ever serialised). */
-const NEW_PART: Readonly<PartFieldValues> = Object.freeze({
+export const NEW_PART: Readonly<PartFieldValues> = Object.freeze({
   name: '',
   description: '',
   domain: 'other',
