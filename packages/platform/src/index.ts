@@ -21,6 +21,7 @@ export * from './http/openapi';
 export * from './http/postgres-rate-limit-store';
 export * from './http/rate-limit';
 export * from './http/request-context';
+export * from './http/streaming-upload';
 export * from './http/validation';
 export * from './ids';
 export * from './lifecycle';

@@ -11,13 +11,12 @@ import {
   RoutingKeys,
   type UploadFileForm,
 } from '@hwp/contracts';
-import type { Bus } from '@hwp/platform';
+import type { Bus, StoredUpload } from '@hwp/platform';
 import { type BlobStore, ConflictError, ForbiddenError, NotFoundError, newId } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ResolvedTenant } from '../tenants/tenant-context';
 import { TenantScope } from '../tenants/tenant-scope';
 import type { TenantsService } from '../tenants/tenants.service';
-import type { StoredUpload } from './blob-upload';
 import { FileEntity, FileRevisionEntity } from './file.entity';
 import { fileName, folderPath, mimeTypeOf } from './file-names';
 import { type FileAction, type FileActor, may, NO_PERMISSIONS } from './file-permissions';
@@ -133,14 +132,14 @@ export class FilesService {
             tags: form.tags ?? [],
             isPublic: form.public ?? false,
             permissions: NO_PERMISSIONS,
-            currentRevisionId: stored.revisionId,
+            currentRevisionId: stored.id,
             revisionCount: 0,
             createdBy: userId,
             createdAt: now,
             updatedAt: now,
           }));
         const revision = await repo.revisions.insert({
-          id: stored.revisionId,
+          id: stored.id,
           fileId: file.id,
           number: file.revisionCount + 1,
           name,

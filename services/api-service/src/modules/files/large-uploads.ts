@@ -111,12 +111,13 @@ export class LargeUploads {
       tenant,
       userId,
       {
-        revisionId: upload.id,
+        id: upload.id,
         key: upload.blobKey,
         size: stored.size,
         sha256: stored.sha256,
         originalName: upload.name,
         clientType: '',
+        field: 'file',
       },
       { ...request, folder_path: upload.folderPath },
     );

@@ -5,10 +5,19 @@ import {
   MultipleUploadResult,
   UploadFileForm,
 } from '@hwp/contracts';
-import { type BlobStore, toAppError, ValidationError, validateInput } from '@hwp/platform';
+import {
+  announcedSizeGuard,
+  type BlobStore,
+  type StoredUpload,
+  storedUploads,
+  streamingUpload,
+  toAppError,
+  ValidationError,
+  validateInput,
+} from '@hwp/platform';
 import type { Request } from 'express';
 import { requestTenant } from '../../tenants/tenant-context';
-import { announcedSizeGuard, type StoredUpload, storedUploads, streamingUpload } from '../blob-upload';
+import { LARGE_FILES_HINT, revisionKey } from '../blob-upload';
 import { caller, type FileRouting } from './file-routing';
 
 /** At most this many files in one `POST /files/multiple-upload` (DECISIONS.md section 3). */
@@ -36,7 +45,7 @@ const FORM_FIELDS = {
   },
 };
 
-const tenantOf = (req: Request) => requestTenant(req).id;
+const keyOf = (req: Request, id: string) => revisionKey(requestTenant(req).id, id);
 
 /** The form's text fields, checked; on a refusal the stored parts are removed first. */
 async function formOf(req: Request, blobs: BlobStore, uploads: StoredUpload[]): Promise<UploadFileForm> {
@@ -65,8 +74,8 @@ export const uploadFile = ({ fileRoute, files }: FileRouting, blobs: BlobStore, 
       'control characters, `.` or `..` (Unicode is kept, normalised to NFC). Processing (scan, metadata, ' +
       'previews, index, classification) follows on the bus; `processing_status` tells where it is.',
     before: [
-      announcedSizeGuard(maxBytes),
-      streamingUpload(blobs, tenantOf, { field: 'file', maxFiles: 1, maxBytes }),
+      announcedSizeGuard(maxBytes, LARGE_FILES_HINT),
+      streamingUpload(blobs, keyOf, { fields: ['file'], maxFiles: 1, maxBytes, hint: LARGE_FILES_HINT }),
     ],
     bodyContent: {
       'multipart/form-data': {
@@ -116,8 +125,13 @@ export const uploadFiles = ({ fileRoute, files }: FileRouting, blobs: BlobStore,
       "The answer lists, in form order, each file's record (status 201) or why it was refused (its status, " +
       'code and message); one refusal does not undo the others.',
     before: [
-      announcedSizeGuard(maxBytes * MAX_FILES_PER_BATCH),
-      streamingUpload(blobs, tenantOf, { field: 'files', maxFiles: MAX_FILES_PER_BATCH, maxBytes }),
+      announcedSizeGuard(maxBytes * MAX_FILES_PER_BATCH, LARGE_FILES_HINT),
+      streamingUpload(blobs, keyOf, {
+        fields: ['files'],
+        maxFiles: MAX_FILES_PER_BATCH,
+        maxBytes,
+        hint: LARGE_FILES_HINT,
+      }),
     ],
     bodyContent: {
       'multipart/form-data': {
