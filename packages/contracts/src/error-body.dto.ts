@@ -1,6 +1,8 @@
-import { IsIn, IsISO8601, IsOptional, IsString } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsISO8601, IsOptional, IsString, ValidateNested } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { ANNOTATION_STATUSES } from './annotations.dto';
+import { ConflictCopy } from './collab-files.dto';
 import { ERROR_CODES, type ErrorCode } from './errors';
 import { PART_LIFECYCLES, PART_VERSION_STATUSES } from './part-constants';
 import { NestedList } from './schema';
@@ -89,4 +91,24 @@ export class ErrorBodyDto {
   @IsOptional()
   @IsString()
   itemId?: string;
+
+  /** 409 `version_conflict` of an upload: the file's current etag. */
+  @IsOptional()
+  @IsString()
+  currentEtag?: string;
+
+  /** ... and the `_conflict_` copy the upload was kept as. */
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => ConflictCopy)
+  conflict?: ConflictCopy;
+
+  /** 423 of a locked path: who holds the lock and until when. */
+  @IsOptional()
+  @IsString()
+  lockedBy?: string;
+
+  @IsOptional()
+  @IsISO8601()
+  lockedUntil?: string;
 }

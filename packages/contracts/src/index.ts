@@ -2,6 +2,7 @@ export * from './annotations.dto';
 export * from './api-keys.dto';
 export * from './auth';
 export * from './collab';
+export * from './collab-files.dto';
 export * from './error-body.dto';
 export * from './errors';
 export * from './events';

@@ -38,6 +38,9 @@ export interface CollabConfig extends BaseConfig {
   readonly IMPORT_TIMEOUT_MS: number;
   readonly IMPORT_CONCURRENCY: number;
   readonly IMPORT_QUEUE_WAIT_MS: number;
+  readonly TRASH_RETENTION_DAYS: number;
+  /** `kid:secret` pairs, comma separated; the first signs URLs, all verify. */
+  readonly SIGNED_URL_KEYS?: string;
 }
 
 const positive = (desc: string, value: number) => positiveInt({ default: value, desc });
@@ -85,6 +88,11 @@ export function collabConfigSpecs() {
     IMPORT_TIMEOUT_MS: ms('Wall-clock limit of parsing one import file', 60_000),
     IMPORT_CONCURRENCY: positive('Imports one process runs at once (more wait, then answer 503)', 2),
     IMPORT_QUEUE_WAIT_MS: ms('How long an import waits for a free slot before 503', 15_000),
+    TRASH_RETENTION_DAYS: days('How long deleted files stay in the trash', 30),
+    SIGNED_URL_KEYS: str({
+      default: undefined,
+      desc: 'kid:secret pairs (comma separated) signing /v1/serve-signed URLs; the first signs. Unset: one key derived from the session secret',
+    }),
   };
 }
 
@@ -98,7 +106,17 @@ const sessionSecret: ConfigCheck = (c) => {
   return {};
 };
 
+/** Signing keys: `kid:secret` pairs with secrets of 32+ characters (unset: derived from SESSION_SECRET). */
+const signedUrlKeys: ConfigCheck = (c) => {
+  const value = c.SIGNED_URL_KEYS;
+  if (typeof value !== 'string') return {};
+  const pairs = value.split(',').map((pair) => pair.trim().split(':'));
+  if (pairs.some((p) => p.length !== 2 || !/^[\w.-]{1,32}$/.test(p[0]) || p[1].length < 32))
+    return { SIGNED_URL_KEYS: 'must be kid:secret pairs, comma separated, each secret 32+ characters' };
+  return {};
+};
+
 /** Reads and validates the collab-service environment; the only reader of process.env in this service. */
 export function loadCollabConfig(env: NodeJS.ProcessEnv): CollabConfig {
-  return loadConfig(env, collabConfigSpecs(), [sessionSecret]) as CollabConfig;
+  return loadConfig(env, collabConfigSpecs(), [sessionSecret, signedUrlKeys]) as CollabConfig;
 }

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import multer, { type StorageEngine } from 'multer';
 import type { BlobStore } from '../blob';
 import { AppError } from '../errors';
@@ -22,8 +22,11 @@ export interface StoredUpload {
   field: string;
 }
 
-/** Where a part's bytes go: a key named by ids only (never by user input), given the new id. */
-export type UploadKey = (req: Request, id: string) => string;
+/**
+ * Where a part's bytes go, given the new id and the part's file name (check it before using it in a
+ * key); throwing refuses the part (and so the form) before any byte is stored.
+ */
+export type UploadKey = (req: Request, id: string, originalName: string) => string;
 
 /**
  * A multer storage engine that streams each file part straight into the blob store (size and
@@ -34,7 +37,14 @@ export function blobStorage(blobs: BlobStore, keyOf: UploadKey): StorageEngine {
   return {
     _handleFile(req, file, callback) {
       const id = newId();
-      const key = keyOf(req, id);
+      let key: string;
+      try {
+        key = keyOf(req, id, file.originalname);
+      } catch (error) {
+        file.stream.resume();
+        callback(error as Error);
+        return;
+      }
       blobs.put(key, file.stream as Readable, { contentType: 'application/octet-stream' }).then(
         (stored) => {
           const upload: StoredUpload = {
@@ -126,6 +136,13 @@ export function streamingUpload(
       else next(error);
     });
   };
+}
+
+/** Runs a middleware (multer) inside a handler, as a promise. */
+export function runMiddleware(middleware: RequestHandler, req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => {
+    middleware(req, res, (error?: unknown) => (error ? reject(error) : resolve()));
+  });
 }
 
 /** The file parts the engine stored for this request, in form order. */

@@ -1,0 +1,182 @@
+import {
+  type FileLock,
+  LOCK_TTL_DEFAULT_MS,
+  type LockAllResult,
+  type LockNotifyResult,
+  type LockState,
+  type UnlockResult,
+} from '@hwp/contracts';
+import { ConflictError, ForbiddenError } from '@hwp/platform';
+import type { DataSource } from 'typeorm';
+import type { CollabUserEntity } from '../identity/collab-user.entity';
+import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { FileComments } from './file-comments.service';
+import { type FileEvents, presentLock } from './file-guards';
+import { parsePath, pathOf } from './file-paths';
+import { SharedFilesRepository } from './shared-files.repository';
+
+/**
+ * Soft locks (section 3.1, DECISIONS.md 6): a lock is a row with an expiry; it is valid while the
+ * expiry is ahead, so ending by time needs no job. Taking a lock is one statement, so of racing
+ * callers exactly one wins.
+ */
+export class FileLocksService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly events: FileEvents,
+    private readonly comments: FileComments,
+  ) {}
+
+  private repo(access: WorkspaceScope) {
+    return new SharedFilesRepository(access.in(this.dataSource.manager));
+  }
+
+  async current(access: WorkspaceScope, path: string): Promise<LockState> {
+    const lock = await this.repo(access).validLock(pathOf(parsePath(path)));
+    return { lock: lock ? presentLock(lock) : null };
+  }
+
+  /** 409 when another user holds a valid lock; the holder re-locking refreshes the ttl. */
+  async lock(
+    actor: CollabUserEntity,
+    access: WorkspaceScope,
+    path: string,
+    ttlMs?: number,
+  ): Promise<FileLock> {
+    const canonical = pathOf(parsePath(path));
+    return this.dataSource.transaction(async (manager) => {
+      const repo = new SharedFilesRepository(access.in(manager));
+      const row = await repo.acquire(canonical, actor.id, actor.username, ttlMs ?? LOCK_TTL_DEFAULT_MS);
+      if (!row) {
+        const held = await repo.validLock(canonical);
+        throw new ConflictError(`${canonical} is locked by ${held?.owner_username ?? 'another user'}`, {
+          lockedBy: held?.owner_username,
+          lockedUntil: held?.expires_at.toISOString(),
+        });
+      }
+      const lock = presentLock(row);
+      await this.events.emit(
+        manager,
+        access.ref,
+        'lock',
+        { action: 'locked', ...lock },
+        { actor, path: canonical },
+      );
+      return lock;
+    });
+  }
+
+  /** Releases the caller's lock: another lock id is 403; no valid lock is `{ unlocked: false }`. */
+  async unlock(
+    actor: CollabUserEntity,
+    access: WorkspaceScope,
+    path: string,
+    lockId: string,
+  ): Promise<UnlockResult> {
+    const canonical = pathOf(parsePath(path));
+    return this.dataSource.transaction(async (manager) => {
+      const repo = new SharedFilesRepository(access.in(manager));
+      const held = await repo.validLock(canonical);
+      if (!held) return { unlocked: false };
+      if (held.lock_id !== lockId) throw new ForbiddenError(`That is not the lock on ${canonical}`);
+      await repo.release(canonical);
+      await this.events.emit(
+        manager,
+        access.ref,
+        'unlock',
+        { action: 'unlocked', path: canonical, lockId },
+        {
+          actor,
+          path: canonical,
+        },
+      );
+      return { unlocked: true };
+    });
+  }
+
+  /** Manager+: removes anyone's lock; the owner is told, and a message becomes a comment on the file. */
+  async forceUnlock(
+    actor: CollabUserEntity,
+    access: WorkspaceScope,
+    path: string,
+    message?: string,
+  ): Promise<UnlockResult> {
+    const canonical = pathOf(parsePath(path));
+    return this.dataSource.transaction(async (manager) => {
+      const repo = new SharedFilesRepository(access.in(manager));
+      const held = await repo.validLock(canonical);
+      if (!held) return { unlocked: false };
+      await repo.release(canonical);
+      const data = {
+        action: 'force-unlocked',
+        path: canonical,
+        lockId: held.lock_id,
+        owner: held.owner_username,
+        message: message ?? null,
+      };
+      await this.events.emit(manager, access.ref, 'unlock', data, { actor, path: canonical });
+      if (held.owner_id !== actor.id) {
+        await this.events.emit(manager, access.ref, 'unlock', data, {
+          actor,
+          path: canonical,
+          to: { id: held.owner_id, username: held.owner_username },
+        });
+      }
+      if (message?.trim()) {
+        await this.comments.post(
+          manager,
+          actor,
+          access,
+          canonical,
+          `Lock of ${held.owner_username} removed: ${message.trim()}`,
+        );
+      }
+      return { unlocked: true };
+    });
+  }
+
+  /** Asks the holder to release: a `lock.request` event to them only. */
+  async request(actor: CollabUserEntity, access: WorkspaceScope, path: string): Promise<LockNotifyResult> {
+    const canonical = pathOf(parsePath(path));
+    const held = await this.repo(access).validLock(canonical);
+    if (!held || held.owner_id === actor.id) return { notified: false };
+    await this.events.emit(
+      this.dataSource.manager,
+      access.ref,
+      'lock.request',
+      { path: canonical, from: actor.username, lockId: held.lock_id },
+      { actor, path: canonical, to: { id: held.owner_id, username: held.owner_username } },
+    );
+    return { notified: true };
+  }
+
+  /** Manager+: locks every live file nobody else holds. */
+  async lockAll(actor: CollabUserEntity, access: WorkspaceScope, ttlMs?: number): Promise<LockAllResult> {
+    return this.dataSource.transaction(async (manager) => {
+      const repo = new SharedFilesRepository(access.in(manager));
+      let count = 0;
+      const skipped: string[] = [];
+      for (const file of await repo.list()) {
+        const path = `${access.name}/${file.username}/${file.filename}`;
+        if (await repo.acquire(path, actor.id, actor.username, ttlMs ?? LOCK_TTL_DEFAULT_MS)) count++;
+        else skipped.push(path);
+      }
+      await this.events.emit(
+        manager,
+        access.ref,
+        'lock',
+        { action: 'locked-all', count, skipped },
+        { actor },
+      );
+      return { count, skipped };
+    });
+  }
+
+  async unlockAll(actor: CollabUserEntity, access: WorkspaceScope): Promise<LockAllResult> {
+    return this.dataSource.transaction(async (manager) => {
+      const count = await new SharedFilesRepository(access.in(manager)).releaseAll();
+      await this.events.emit(manager, access.ref, 'unlock', { action: 'unlocked-all', count }, { actor });
+      return { count, skipped: [] };
+    });
+  }
+}

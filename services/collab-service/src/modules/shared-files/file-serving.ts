@@ -1,0 +1,155 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { SIGNED_URL_MAX_TTL_MS, type SignedUrl } from '@hwp/contracts';
+import { AppError, ForbiddenError, NotFoundError, parseRangeHeader, ValidationError } from '@hwp/platform';
+import type { Request, Response } from 'express';
+import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import { liveFile } from './file-guards';
+import { checkFilename, type FilePath } from './file-paths';
+import type { SharedFilesService } from './shared-files.service';
+
+/** Nothing served may run in our origin (an uploaded SVG or HTML). */
+const SERVE_CSP = "default-src 'none'; sandbox";
+const DEFAULT_SIGNED_TTL_MS = 15 * 60 * 1000;
+
+/** `/v1/serve/<workspace>/<username>/<filename>` with each segment percent-encoded: what a signature covers. */
+export function servePath(p: FilePath): string {
+  return `/v1/serve/${[p.workspace, p.username, p.filename].map(encodeURIComponent).join('/')}`;
+}
+
+/** The file a `/v1/serve/...` path names (segments percent-decoded), or 400. */
+export function parseServePath(path: string): FilePath {
+  const match = /^\/v1\/serve\/([^/?#]+)\/([^/?#]+)\/([^/?#]+)$/.exec(path);
+  if (!match) {
+    throw new ValidationError('path must be /v1/serve/<workspace>/<username>/<filename>', [
+      { field: 'path', message: 'not a /v1/serve/ path' },
+    ]);
+  }
+  try {
+    const [workspace, username, filename] = match.slice(1).map((s) => decodeURIComponent(s));
+    return { workspace: workspace.toLowerCase(), username, filename: checkFilename(filename, 'path') };
+  } catch (error) {
+    if (error instanceof ValidationError) throw error;
+    throw new ValidationError('path is not percent-encoded correctly', [
+      { field: 'path', message: 'bad encoding' },
+    ]);
+  }
+}
+
+/** Signing keys by id: the first signs, all verify (rotation: add a new key first, drop the old later). */
+export class UrlSigner {
+  constructor(private readonly keys: [kid: string, secret: string][]) {
+    if (keys.length === 0) throw new Error('UrlSigner needs a key');
+  }
+
+  private mac(secret: string, path: string, expires: number): Buffer {
+    return createHmac('sha256', secret).update(`GET\n${path}\n${expires}`).digest();
+  }
+
+  sign(target: FilePath, ttlMs: number | undefined, base: string): SignedUrl {
+    const ttl = Math.min(ttlMs ?? DEFAULT_SIGNED_TTL_MS, SIGNED_URL_MAX_TTL_MS);
+    const expires = Date.now() + ttl;
+    const [kid, secret] = this.keys[0];
+    const path = servePath(target);
+    const sig = this.mac(secret, path, expires).toString('base64url');
+    const signed = path.replace(/^\/v1\/serve\//, '/v1/serve-signed/');
+    return {
+      url: `${base}${signed}?expires=${expires}&kid=${encodeURIComponent(kid)}&sig=${sig}`,
+      expiresAt: new Date(expires).toISOString(),
+    };
+  }
+
+  /** The signature first (length, then constant time: 403), then the expiry (410). */
+  verify(target: FilePath, expires: string, sig: string, kid?: string): void {
+    const key = kid === undefined ? this.keys[0] : this.keys.find(([id]) => id === kid);
+    const refused = new ForbiddenError('The signature does not match this URL');
+    if (!key) throw refused;
+    const expected = this.mac(key[1], servePath(target), Number(expires));
+    const given = Buffer.from(sig, 'base64url');
+    if (
+      given.length !== expected.length ||
+      given.toString('base64url') !== sig ||
+      !timingSafeEqual(given, expected)
+    )
+      throw refused;
+    if (Number(expires) <= Date.now()) throw new AppError('gone', 410, 'This signed URL has expired');
+  }
+}
+
+/** Whether `If-Range` allows the range: the current strong ETag, or a date not before Last-Modified. */
+function ifRangeHolds(ifRange: string | undefined, etag: string, modified: Date): boolean {
+  if (ifRange === undefined) return true;
+  const value = ifRange.trim();
+  if (value.startsWith('"') || value.startsWith('W/')) return value === etag;
+  const date = Date.parse(value);
+  return Number.isFinite(date) && Math.floor(modified.getTime() / 1000) * 1000 <= date;
+}
+
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+/**
+ * Range-enabled serving (DECISIONS.md 6): one range 206; several ranges or a malformed header 200 with
+ * the whole body; unsatisfiable 416 with a `Content-Range` of `bytes *` and the size; `If-Range` with a stale
+ * validator 200 whole; `If-None-Match` 304; HEAD the headers GET would send.
+ */
+export async function serveFile(
+  files: SharedFilesService,
+  access: WorkspaceScope,
+  target: FilePath,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const repo = files.repo(access);
+  const file = await liveFile(repo, target);
+  const head = await repo.head(file);
+  if (!head) throw new NotFoundError('The file has no version');
+  const size = Number(head.size);
+  const etag = `"${head.sha256}"`;
+  res.set({
+    ETag: etag,
+    'Last-Modified': head.created_at.toUTCString(),
+    'Accept-Ranges': 'bytes',
+    'Cache-Control': 'private, no-cache',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': SERVE_CSP,
+  });
+  if (etagMatches(req.get('if-none-match'), etag)) {
+    res.status(304).end();
+    return;
+  }
+  const header = req.get('range');
+  const wanted =
+    header !== undefined && ifRangeHolds(req.get('if-range'), etag, head.created_at)
+      ? parseRangeHeader(header, size)
+      : null;
+  if (wanted === 'unsatisfiable') {
+    throw new AppError('range_not_satisfiable', 416, `The file has ${size} bytes`, {
+      headers: { 'Content-Range': `bytes */${size}` },
+    });
+  }
+  res.type(head.content_type);
+  res.set('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(target.filename)}`);
+  if (wanted) {
+    const end = wanted.end ?? size - 1;
+    res.status(206).set({
+      'Content-Range': `bytes ${wanted.start}-${end}/${size}`,
+      'Content-Length': String(end - wanted.start + 1),
+    });
+  } else {
+    res.status(200).set('Content-Length', String(size));
+  }
+  if (req.method === 'HEAD' || size === 0) {
+    res.end();
+    return;
+  }
+  const got = await files.blobs.get(head.blob_key, wanted ?? undefined);
+  try {
+    await pipeline(got.body, res);
+  } catch {
+    res.destroy();
+  }
+}

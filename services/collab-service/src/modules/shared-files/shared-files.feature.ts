@@ -1,0 +1,163 @@
+import { createHmac } from 'node:crypto';
+import { resolve } from 'node:path';
+import { defineFeature, persistentSecret } from '@hwp/platform';
+import cors from 'cors';
+import type { CollabConfig } from '../../config';
+import type { EventsModule } from '../events/events.module';
+import { fromQuery } from '../workspaces/workspace-access';
+import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import { WorkspaceScope } from '../workspaces/workspace-scope';
+import { FileBranchesService } from './file-branches.service';
+import { FileComments } from './file-comments.service';
+import { FileLocksService } from './file-locks.service';
+import { UrlSigner } from './file-serving';
+import { CreateSharedFiles1764200000000 } from './migrations/1764200000000-CreateSharedFiles';
+import { fromPath, workspaceLimiter } from './routes/file-routing';
+import {
+  deleteFile,
+  fileMeta,
+  listAllFiles,
+  listFiles,
+  listTrash,
+  restoreFile,
+  serve,
+  serveSigned,
+  signedUrl,
+  textPreview,
+  uploadFile,
+  uploadFiles,
+} from './routes/files.routes';
+import {
+  createBranch,
+  currentLock,
+  deleteBranch,
+  forceUnlock,
+  listBranches,
+  listComments,
+  listConflicts,
+  listVersions,
+  lock,
+  lockAll,
+  merge,
+  postComment,
+  requestLock,
+  resolveConflict,
+  revert,
+  timeline,
+  unlock,
+  unlockAll,
+} from './routes/history.routes';
+import { SharedFilesService } from './shared-files.service';
+
+export interface SharedFilesExports {
+  files: SharedFilesService;
+  locks: FileLocksService;
+}
+
+/** The signing keys: SIGNED_URL_KEYS, else one derived from the session secret (replicas agree). */
+function signingKeys(config: CollabConfig, service: string): [string, string][] {
+  if (config.SIGNED_URL_KEYS) {
+    return config.SIGNED_URL_KEYS.split(',').map((pair) => pair.trim().split(':') as [string, string]);
+  }
+  const session =
+    config.SESSION_SECRET ?? persistentSecret(resolve(config.DATA_DIR, service), 'session-secret.key');
+  return [['s0', createHmac('sha256', session).update('hwp signed urls').digest('base64url')]];
+}
+
+/**
+ * Shared files (sections 4.8 and 4.10): uploads with optimistic concurrency and conflict copies,
+ * versions, the trash, locks, comments with mentions, conflicts, branches and merges, and serving
+ * with Range support and signed URLs.
+ */
+export const sharedFilesFeature = defineFeature<
+  CollabConfig,
+  SharedFilesExports,
+  { events: EventsModule; 'workspace-access': WorkspaceAccessExports }
+>({
+  name: 'shared-files',
+  migrations: [CreateSharedFiles1764200000000],
+  build: (deps, { events, 'workspace-access': access }) => {
+    const { config, dataSource, bus, logger, blobs } = deps;
+    const files = new SharedFilesService(dataSource, blobs, events.events, {
+      trashRetentionDays: config.TRASH_RETENTION_DAYS,
+    });
+    const comments = new FileComments(dataSource, events.events, bus);
+    const locks = new FileLocksService(dataSource, events.events, comments);
+    const branches = new FileBranchesService(dataSource, files, events.events, config.BRANCH_SUFFIX_WRITES);
+    const signer = new UrlSigner(signingKeys(config, deps.service));
+    const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
+    const limiterDeps = { dataSource, logger };
+    const uploadLimit = workspaceLimiter(
+      limiterDeps,
+      'uploads',
+      30,
+      fromQuery('workspace'),
+      'Too many uploads to this workspace; try again in a minute',
+    );
+    const commentLimit = workspaceLimiter(
+      limiterDeps,
+      'comments',
+      120,
+      fromPath(),
+      'Too many comments; try again in a minute',
+    );
+    const requestLimit = workspaceLimiter(
+      limiterDeps,
+      'lock-requests',
+      60,
+      fromPath(),
+      'Too many lock requests; try again in a minute',
+    );
+    const origins = config.CORS_ORIGINS.split(',')
+      .map((o) => o.trim())
+      .filter(Boolean);
+    const serveCors = cors({
+      origin: origins.includes('*') ? '*' : origins,
+      methods: ['GET', 'HEAD'],
+      allowedHeaders: ['Range', 'If-Range', 'If-None-Match', 'Authorization'],
+      exposedHeaders: ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length', 'Last-Modified'],
+    });
+    const scopeOf = async (name: string) => {
+      const rows: { id: string; name: string }[] = await dataSource.query(
+        'SELECT id, name FROM workspaces WHERE name = $1',
+        [name],
+      );
+      return rows[0] ? new WorkspaceScope(dataSource.manager, { ...rows[0], role: 'viewer' }) : null;
+    };
+    return {
+      routes: access.routes([
+        uploadFile(files, maxBytes, uploadLimit),
+        uploadFiles(files, maxBytes, uploadLimit),
+        listFiles(files),
+        listAllFiles(files),
+        textPreview(files),
+        fileMeta(files),
+        deleteFile(files),
+        ...serve(files, serveCors),
+        signedUrl(signer, config.PUBLIC_BASE_URL),
+        ...serveSigned(files, signer, serveCors, scopeOf),
+        listTrash(files),
+        restoreFile(files),
+        listVersions(files),
+        timeline(files),
+        revert(files),
+        listBranches(branches),
+        createBranch(branches),
+        deleteBranch(branches),
+        merge(branches),
+        listComments(comments),
+        postComment(comments, commentLimit),
+        currentLock(locks),
+        lock(locks),
+        unlock(locks),
+        forceUnlock(locks),
+        requestLock(locks, requestLimit),
+        lockAll(locks),
+        unlockAll(locks),
+        listConflicts(branches),
+        resolveConflict(branches),
+      ]),
+      exports: { files, locks },
+    };
+  },
+});
