@@ -39,6 +39,9 @@ export interface CollabConfig extends BaseConfig {
   readonly IMPORT_CONCURRENCY: number;
   readonly IMPORT_QUEUE_WAIT_MS: number;
   readonly TRASH_RETENTION_DAYS: number;
+  readonly UPLOADS_PER_MINUTE: number;
+  readonly COMMENTS_PER_MINUTE: number;
+  readonly LOCK_REQUESTS_PER_MINUTE: number;
   /** `kid:secret` pairs, comma separated; the first signs URLs, all verify. */
   readonly SIGNED_URL_KEYS?: string;
 }
@@ -89,6 +92,9 @@ export function collabConfigSpecs() {
     IMPORT_CONCURRENCY: positive('Imports one process runs at once (more wait, then answer 503)', 2),
     IMPORT_QUEUE_WAIT_MS: ms('How long an import waits for a free slot before 503', 15_000),
     TRASH_RETENTION_DAYS: days('How long deleted files stay in the trash', 30),
+    UPLOADS_PER_MINUTE: positive('Uploads per minute per workspace and client address', 30),
+    COMMENTS_PER_MINUTE: positive('Comments per minute per workspace and client address', 120),
+    LOCK_REQUESTS_PER_MINUTE: positive('Lock requests per minute per workspace and client address', 60),
     SIGNED_URL_KEYS: str({
       default: undefined,
       desc: 'kid:secret pairs (comma separated) signing /v1/serve-signed URLs; the first signs. Unset: one key derived from the session secret',

@@ -49,12 +49,13 @@ export async function signUp(apiApp: Express, data: Record<string, string> = {})
 /** Supertest with the user's bearer token and, when given, their client address (X-Forwarded-For). */
 export function as(app: Express, user: { token: string; ip?: string }) {
   const agent = request(app);
-  const wrap = (method: 'get' | 'post' | 'put' | 'patch' | 'delete') => (path: string) => {
+  const wrap = (method: 'get' | 'head' | 'post' | 'put' | 'patch' | 'delete') => (path: string) => {
     const test = agent[method](path).set('Authorization', `Bearer ${user.token}`);
     return user.ip ? test.set('X-Forwarded-For', user.ip) : test;
   };
   return {
     get: wrap('get'),
+    head: wrap('head'),
     post: wrap('post'),
     put: wrap('put'),
     patch: wrap('patch'),
@@ -67,6 +68,7 @@ export function anonymous(app: Express): ReturnType<typeof as> {
   const agent = request(app);
   return {
     get: (path) => agent.get(path),
+    head: (path) => agent.head(path),
     post: (path) => agent.post(path),
     put: (path) => agent.put(path),
     patch: (path) => agent.patch(path),

@@ -90,21 +90,21 @@ export const sharedFilesFeature = defineFeature<
     const uploadLimit = workspaceLimiter(
       limiterDeps,
       'uploads',
-      30,
+      config.UPLOADS_PER_MINUTE,
       fromQuery('workspace'),
       'Too many uploads to this workspace; try again in a minute',
     );
     const commentLimit = workspaceLimiter(
       limiterDeps,
       'comments',
-      120,
+      config.COMMENTS_PER_MINUTE,
       fromPath(),
       'Too many comments; try again in a minute',
     );
     const requestLimit = workspaceLimiter(
       limiterDeps,
       'lock-requests',
-      60,
+      config.LOCK_REQUESTS_PER_MINUTE,
       fromPath(),
       'Too many lock requests; try again in a minute',
     );
