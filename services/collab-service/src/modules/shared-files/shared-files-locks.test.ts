@@ -69,16 +69,13 @@ describe('locks', () => {
       await kit.upload(t.manager, owner, 'part.step', 'v3', { baseVersion: sha('v2') }),
       await kit.as(t.manager).delete('/v1/file').query(q),
       await kit.as(t.manager).post('/v1/revert').send({ path, versionId: first.body.versionId }),
-      await kit
-        .as(t.manager)
-        .post('/v1/merge')
-        .send({
-          workspace: t.workspace,
-          username: owner,
-          filename: 'part.step',
-          fromBranch: 'alt',
-          force: true,
-        }),
+      await kit.as(t.manager).post('/v1/merge').send({
+        workspace: t.workspace,
+        username: owner,
+        filename: 'part.step',
+        fromBranch: 'alt',
+        force: true,
+      }),
     ]) {
       expect({ status: res.status, code: res.body.code, lockedBy: res.body.lockedBy }).toEqual({
         status: 423,
