@@ -89,7 +89,11 @@ async function throughCollab() {
   if (status !== 201) throw new Error(`upload answered ${status}`);
 }
 
-const median = (values) => percentile([...values].sort((a, b) => a - b), 50);
+const median = (values) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 
 try {
   const first = await measure(throughCollab);

@@ -85,7 +85,9 @@ async function waitHealthy(base, child) {
 /** A collaboration process from services/collab-service/dist, on a free port. */
 export async function startCollab(env) {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'services/collab-service/dist/main.js')], {
+  // BENCH_NODE_FLAGS: extra node flags for the service processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...flags, join(root, 'services/collab-service/dist/main.js')], {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -84,7 +84,10 @@ export class UsersService {
     throw new Error(`could not create collaboration user ${identity.id}`);
   }
 
-  ensureFromToken(identity: { id: string; email: string }): Promise<CollabUserEntity> {
+  /** The caller of a request: known users in one read (no transaction); new ones are created. */
+  async ensureFromToken(identity: { id: string; email: string }): Promise<CollabUserEntity> {
+    const known = await this.byId(identity.id);
+    if (known) return known;
     return this.dataSource.transaction((manager) => this.ensure(manager, identity));
   }
 

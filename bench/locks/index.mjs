@@ -1,0 +1,66 @@
+// Lock contention on the collaboration host: BENCH_LOCK_CLIENTS (200) users, members of one workspace,
+// each sends POST /v1/locks/lock at once on one of BENCH_LOCK_PATHS (20) paths (10 per path). Figures:
+// p50/p99 latency of the attempts (target p99 < 100 ms) and the winners per path (must be exactly 1).
+import { benchSetup, call, percentile, pg, round2, startCollab } from '../lib/collab.mjs';
+
+const clients = Number(process.env.BENCH_LOCK_CLIENTS ?? 200);
+const paths = Number(process.env.BENCH_LOCK_PATHS ?? 20);
+
+const setup = await benchSetup('locks');
+const collab = await startCollab(setup.env);
+const owner = setup.user('owner');
+await call(collab.base, 'POST', '/v1/users/init', owner.token, {});
+const workspace = `bench-locks-${Date.now().toString(36)}`;
+const created = await call(collab.base, 'POST', '/v1/workspaces', owner.token, { name: workspace });
+const users = Array.from({ length: clients }, () => setup.user('engineer'));
+for (let i = 0; i < users.length; i += 20)
+  await Promise.all(
+    users.slice(i, i + 20).map((u) => call(collab.base, 'POST', '/v1/users/init', u.token, {})),
+  );
+const db = new pg.Client({ connectionString: setup.db.url });
+await db.connect();
+await db.query(
+  `INSERT INTO workspace_members (workspace_id, user_id, role, joined_at)
+   SELECT $1, unnest($2::uuid[]), 'engineer', now()`,
+  [created.id, users.map((u) => u.id)],
+);
+await db.end();
+
+async function attempt(user, path) {
+  const started = process.hrtime.bigint();
+  const res = await fetch(`${collab.base}/v1/locks/lock`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ path }),
+  });
+  await res.arrayBuffer();
+  return { status: res.status, ms: Number(process.hrtime.bigint() - started) / 1e6, path };
+}
+
+try {
+  // Warm-up on other paths, so the figures are of a running server.
+  await Promise.all(users.slice(0, 20).map((u, i) => attempt(u, `${workspace}/warm/w${i}.txt`)));
+  const results = await Promise.all(
+    users.map((u, i) => attempt(u, `${workspace}/shared/p${i % paths}.step`)),
+  );
+  const winners = new Map();
+  for (const r of results) if (r.status === 200) winners.set(r.path, (winners.get(r.path) ?? 0) + 1);
+  const unexpected = results.filter((r) => r.status !== 200 && r.status !== 409).length;
+  const latencies = results.map((r) => r.ms).sort((a, b) => a - b);
+  console.log(
+    JSON.stringify({
+      bench: 'locks',
+      clients,
+      paths,
+      p50Ms: round2(percentile(latencies, 50)),
+      p99Ms: round2(percentile(latencies, 99)),
+      maxMs: round2(latencies[latencies.length - 1]),
+      pathsWithOneWinner: [...winners.values()].filter((n) => n === 1).length,
+      pathsWithoutWinner: paths - winners.size,
+      unexpectedStatuses: unexpected,
+    }),
+  );
+} finally {
+  await collab.stop();
+  await setup.close();
+}

@@ -1,0 +1,101 @@
+// Ranged reads through GET /v1/serve/:workspace/:username/:filename (auth, role check, metadata from
+// Postgres, bytes from the local blob folder) against a bare node http server answering the same
+// ranges of the same bytes with fs.createReadStream, in the same run. BENCH_SERVE_READS (2,000) reads of
+// 64 KB at random offsets of a 16 MB file, BENCH_SERVE_CONCURRENCY (8) in flight, keep-alive.
+// Figure: reads per second of each and the ratio (target >= 0.7).
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { benchSetup, call, freePort, round2, startCollab, stopChild } from '../lib/collab.mjs';
+
+const reads = Number(process.env.BENCH_SERVE_READS ?? 2000);
+const concurrency = Number(process.env.BENCH_SERVE_CONCURRENCY ?? 8);
+const SIZE = 16 * 1024 * 1024;
+const RANGE = 64 * 1024;
+const content = randomBytes(SIZE);
+
+const setup = await benchSetup('serve');
+const collab = await startCollab({ ...setup.env, MAX_UPLOAD_MB: '64' });
+const owner = setup.user('owner');
+const { user } = await call(collab.base, 'POST', '/v1/users/init', owner.token, {});
+const workspace = `bench-serve-${Date.now().toString(36)}`;
+await call(collab.base, 'POST', '/v1/workspaces', owner.token, { name: workspace });
+const form = new FormData();
+form.set('file', new Blob([content]), 'model.bin');
+const uploaded = await fetch(`${collab.base}/v1/upload?workspace=${workspace}&username=${user.username}`, {
+  method: 'POST',
+  headers: { authorization: `Bearer ${owner.token}` },
+  body: form,
+});
+if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}`);
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-serve-'));
+const file = join(dir, 'model.bin');
+writeFileSync(file, content);
+const barePort = await freePort();
+const bare = fork(new URL('./bare-server.mjs', import.meta.url).pathname, [file, String(barePort)]);
+await new Promise((resolve) => bare.once('message', resolve));
+
+/** `reads` ranged GETs, `concurrency` at once; every answer checked against the bytes. */
+async function readAll(url, headers) {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  let next = 0;
+  const one = (start) =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        url,
+        { agent, headers: { ...headers, range: `bytes=${start}-${start + RANGE - 1}` } },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const body = Buffer.concat(chunks);
+            if (res.statusCode !== 206 || !body.equals(content.subarray(start, start + RANGE)))
+              reject(new Error(`${url}: ${res.statusCode}, ${body.length} bytes`));
+            else resolve();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+  const worker = async () => {
+    while (next < reads) {
+      next++;
+      await one(Math.floor(Math.random() * (SIZE - RANGE)));
+    }
+  };
+  const started = process.hrtime.bigint();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  agent.destroy();
+  return reads / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+try {
+  const collabUrl = `${collab.base}/v1/serve/${workspace}/${user.username}/model.bin`;
+  const auth = { authorization: `Bearer ${owner.token}` };
+  await readAll(collabUrl, auth); // warm-up
+  const bareUrl = `http://127.0.0.1:${barePort}/`;
+  const baseline = await readAll(bareUrl, {});
+  const served = await readAll(collabUrl, auth);
+  console.log(
+    JSON.stringify({
+      bench: 'serve',
+      reads,
+      rangeKb: RANGE / 1024,
+      concurrency,
+      readsPerSec: round2(served),
+      baselineReadsPerSec: round2(baseline),
+      ratio: round2(served / baseline),
+      baseline: 'bare node http server, fs.createReadStream of the same ranges',
+    }),
+  );
+} finally {
+  bare.kill();
+  await stopChild(collab.child);
+  rmSync(dir, { recursive: true, force: true });
+  await setup.close();
+}
