@@ -208,6 +208,31 @@ describe('embedded default (one process, no external services)', () => {
     expect(exported.status).toBe(200);
     expect(await exported.text()).toContain('E-ASM-3,E-2');
 
+    // Shared files on the embedded server: ten racing uploads on one etag, one winner, nine copies.
+    const me = ((await init.json()) as { user: { username: string } }).user.username;
+    const share = (body: string, fields: Record<string, string> = {}) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries(fields)) form.set(k, v);
+      form.set('file', new Blob([body]), 'shared.txt');
+      return fetch(`${collab}/v1/upload?workspace=embedded-ws&username=${me}`, {
+        method: 'POST',
+        headers: auth,
+        body: form,
+      });
+    };
+    const seeded = await share('base');
+    expect(seeded.status).toBe(201);
+    const { etag } = (await seeded.json()) as { etag: string };
+    const raced = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => share(`racer ${i}`, { baseVersion: etag })),
+    );
+    expect(raced.map((r) => r.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+    const ranged = await fetch(`${collab}/v1/serve/embedded-ws/${me}/shared.txt`, {
+      headers: { ...auth, range: 'bytes=0-5' },
+    });
+    expect(ranged.status).toBe(206);
+    expect(await ranged.text()).toBe('racer ');
+
     // Files on the embedded default: uploads to the local blob folder, processing on the in-process bus.
     const uploadOne = async (name: string, content: Buffer) => {
       const body = new FormData();
