@@ -6,15 +6,18 @@
 // first upload of the same size (whose growth, one-time costs included, is printed apart).
 // Size: BENCH_UPLOAD_MB (default 200); rounds: BENCH_UPLOAD_RUNS (default 3), median throughput.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { startApiProcess } from '../lib/api.mjs';
-import { generatedBody, generatedChunks, startS3rverProcess } from '../lib/blobs.mjs';
-import { percentile, root, round2, rssOf } from '../lib/collab.mjs';
+import {
+  generatedBody,
+  generatedChunks,
+  measureUpload,
+  multipartUpload,
+  startS3rverProcess,
+} from '../lib/blobs.mjs';
+import { percentile, root, round2 } from '../lib/collab.mjs';
 
 const MB = 1024 * 1024;
 const sizeMb = Number(process.env.BENCH_UPLOAD_MB ?? 200);
@@ -51,22 +54,7 @@ const client = new S3Client({
   responseChecksumValidation: 'WHEN_REQUIRED',
 });
 
-/** Times `run` while sampling the API process's RSS every 50 ms. */
-async function measure(run) {
-  const base = rssOf(api.pid);
-  let peak = base;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssOf(api.pid));
-  }, 50);
-  const started = process.hrtime.bigint();
-  try {
-    await run();
-  } finally {
-    clearInterval(sampler);
-  }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { mbPerSec: sizeMb / seconds, rssGrowthMb: (Math.max(peak, rssOf(api.pid)) - base) / MB };
-}
+const measure = (run) => measureUpload(api.pid, sizeMb, run);
 
 const direct = () =>
   new Upload({
@@ -81,37 +69,12 @@ const direct = () =>
 let serial = 0;
 /** `POST /files/upload` with the multipart body streamed from the generator (Content-Length known). */
 async function throughApi() {
-  const boundary = `bench${Date.now()}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench-${++serial}.bin"\r\n` +
-      'Content-Type: application/octet-stream\r\n\r\n',
+  const status = await multipartUpload(
+    `${api.url}/files/upload`,
+    { authorization: `Bearer ${token}` },
+    bytes,
+    `bench-${++serial}.bin`,
   );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  const status = await new Promise((resolve, reject) => {
-    const req = request(`${api.url}/files/upload`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': `multipart/form-data; boundary=${boundary}`,
-        'content-length': String(head.length + bytes + tail.length),
-      },
-    });
-    req.once('response', (res) => {
-      res.resume();
-      res.once('end', () => resolve(res.statusCode));
-    });
-    req.once('error', reject);
-    pipeline(
-      Readable.from(
-        (function* body() {
-          yield head;
-          yield* generatedChunks(bytes);
-          yield tail;
-        })(),
-      ),
-      req,
-    ).catch(reject);
-  });
   if (status !== 201) throw new Error(`upload answered ${status}`);
 }
 

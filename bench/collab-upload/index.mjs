@@ -5,14 +5,12 @@
 // measured after a first upload of the same size (whose growth, one-time costs included, is printed
 // apart). Size: BENCH_UPLOAD_MB (default 200); rounds: BENCH_UPLOAD_RUNS (default 3), median throughput.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { generatedChunks } from '../lib/blobs.mjs';
-import { benchSetup, call, percentile, root, round2, rssOf, startCollab } from '../lib/collab.mjs';
+import { generatedChunks, measureUpload, multipartUpload } from '../lib/blobs.mjs';
+import { benchSetup, call, percentile, root, round2, startCollab } from '../lib/collab.mjs';
 
 const MB = 1024 * 1024;
 const sizeMb = Number(process.env.BENCH_UPLOAD_MB ?? 200);
@@ -35,57 +33,19 @@ await call(collab.base, 'POST', '/v1/workspaces', owner.token, { name: workspace
 const directDir = mkdtempSync(join(tmpdir(), 'bench-direct-'));
 const direct = new FsBlobStore({ root: directDir, signingKey: 'bench-direct-key' });
 
-async function measure(run) {
-  const base = rssOf(collab.child.pid);
-  let peak = base;
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, rssOf(collab.child.pid));
-  }, 50);
-  const started = process.hrtime.bigint();
-  try {
-    await run();
-  } finally {
-    clearInterval(sampler);
-  }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { mbPerSec: sizeMb / seconds, rssGrowthMb: (Math.max(peak, rssOf(collab.child.pid)) - base) / MB };
-}
+const measure = (run) => measureUpload(collab.child.pid, sizeMb, run);
 
 let serial = 0;
 const putDirect = () => direct.put(`direct/${++serial}.bin`, Readable.from(generatedChunks(bytes)));
 
 async function throughCollab() {
-  const boundary = `bench${Date.now()}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="bench-${++serial}.bin"\r\n` +
-      'Content-Type: application/octet-stream\r\n\r\n',
+  const url = `${collab.base}/v1/upload?workspace=${workspace}&username=${user.username}`;
+  const status = await multipartUpload(
+    url,
+    { authorization: `Bearer ${owner.token}` },
+    bytes,
+    `bench-${++serial}.bin`,
   );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  const status = await new Promise((resolve, reject) => {
-    const req = request(`${collab.base}/v1/upload?workspace=${workspace}&username=${user.username}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${owner.token}`,
-        'content-type': `multipart/form-data; boundary=${boundary}`,
-        'content-length': String(head.length + bytes + tail.length),
-      },
-    });
-    req.once('response', (res) => {
-      res.resume();
-      res.once('end', () => resolve(res.statusCode));
-    });
-    req.once('error', reject);
-    pipeline(
-      Readable.from(
-        (function* body() {
-          yield head;
-          yield* generatedChunks(bytes);
-          yield tail;
-        })(),
-      ),
-      req,
-    ).catch(reject);
-  });
   if (status !== 201) throw new Error(`upload answered ${status}`);
 }
 

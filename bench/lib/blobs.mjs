@@ -1,7 +1,10 @@
 // Shared by the benches that move bytes: generated bodies and an S3 server in its own process.
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { rssOf } from './collab.mjs';
 
 const require = createRequire(import.meta.url);
 const CHUNK_BYTES = 64 * 1024;
@@ -44,4 +47,60 @@ export async function startS3rverProcess(directory, bucket) {
     child.once('exit', (exitCode) => reject(new Error(`s3rver exited with ${exitCode}`)));
   });
   return { port, close: () => child.kill('SIGTERM') };
+}
+
+/**
+ * Times `run` (an upload of `sizeMb`) while sampling process `pid`'s RSS every 50 ms: MB/s and the
+ * peak RSS growth over the start in MB.
+ */
+export async function measureUpload(pid, sizeMb, run) {
+  const MB = 1024 * 1024;
+  const base = rssOf(pid);
+  let peak = base;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssOf(pid));
+  }, 50);
+  const started = process.hrtime.bigint();
+  try {
+    await run();
+  } finally {
+    clearInterval(sampler);
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { mbPerSec: sizeMb / seconds, rssGrowthMb: (Math.max(peak, rssOf(pid)) - base) / MB };
+}
+
+/** POSTs `bytes` of generated content as the multipart part `file` (Content-Length known); the status. */
+export async function multipartUpload(url, headers, bytes, filename) {
+  const boundary = `bench${Date.now()}`;
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n` +
+      'Content-Type: application/octet-stream\r\n\r\n',
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  return new Promise((resolve, reject) => {
+    const req = request(url, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(head.length + bytes + tail.length),
+      },
+    });
+    req.once('response', (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode));
+    });
+    req.once('error', reject);
+    pipeline(
+      Readable.from(
+        (function* body() {
+          yield head;
+          yield* generatedChunks(bytes);
+          yield tail;
+        })(),
+      ),
+      req,
+    ).catch(reject);
+  });
 }

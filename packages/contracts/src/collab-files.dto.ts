@@ -105,11 +105,7 @@ export class TimelineQuery extends PathQuery {
   types?: string;
 }
 
-export class RevertRequest {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(1200)
-  path: string;
+export class RevertRequest extends PathQuery {
 
   @IsUUID()
   versionId: string;
@@ -158,11 +154,7 @@ export class MergeRequest extends FolderQuery {
   force?: boolean;
 }
 
-export class CommentRequest {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(1200)
-  path: string;
+export class CommentRequest extends PathQuery {
 
   /** Accepted for the wire shape; the signed-in user is the author. */
   @IsOptional()
@@ -176,11 +168,7 @@ export class CommentRequest {
   body: string;
 }
 
-export class LockRequest {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(1200)
-  path: string;
+export class LockRequest extends PathQuery {
 
   /** Accepted for the wire shape; the signed-in user owns the lock. */
   @IsOptional()
@@ -196,21 +184,13 @@ export class LockRequest {
   ttlMs?: number;
 }
 
-export class UnlockRequest {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(1200)
-  path: string;
+export class UnlockRequest extends PathQuery {
 
   @IsUUID()
   lockId: string;
 }
 
-export class ForceUnlockRequest {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(1200)
-  path: string;
+export class ForceUnlockRequest extends PathQuery {
 
   @IsOptional()
   @IsString()
@@ -224,11 +204,7 @@ export class ForceUnlockRequest {
   message?: string;
 }
 
-export class LockNotifyRequest {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(1200)
-  path: string;
+export class LockNotifyRequest extends PathQuery {
 
   @IsOptional()
   @IsString()
