@@ -106,7 +106,6 @@ export class TimelineQuery extends PathQuery {
 }
 
 export class RevertRequest extends PathQuery {
-
   @IsUUID()
   versionId: string;
 
@@ -155,7 +154,6 @@ export class MergeRequest extends FolderQuery {
 }
 
 export class CommentRequest extends PathQuery {
-
   /** Accepted for the wire shape; the signed-in user is the author. */
   @IsOptional()
   @IsString()
@@ -169,7 +167,6 @@ export class CommentRequest extends PathQuery {
 }
 
 export class LockRequest extends PathQuery {
-
   /** Accepted for the wire shape; the signed-in user owns the lock. */
   @IsOptional()
   @IsString()
@@ -185,13 +182,11 @@ export class LockRequest extends PathQuery {
 }
 
 export class UnlockRequest extends PathQuery {
-
   @IsUUID()
   lockId: string;
 }
 
 export class ForceUnlockRequest extends PathQuery {
-
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -205,7 +200,6 @@ export class ForceUnlockRequest extends PathQuery {
 }
 
 export class LockNotifyRequest extends PathQuery {
-
   @IsOptional()
   @IsString()
   @MaxLength(64)
