@@ -12,5 +12,6 @@ export * from './notifications';
 export * from './ops';
 export * from './paging';
 export * from './parts';
+export * from './reviews.dto';
 export * from './schema';
 export * from './tenants';

@@ -5,6 +5,7 @@ import { eventsFeature } from './modules/events/events.feature';
 import { identityFeature } from './modules/identity/identity.feature';
 import { invitationsFeature } from './modules/invitations/invitations.feature';
 import { partsFeature } from './modules/parts/parts.feature';
+import { reviewsFeature } from './modules/reviews/reviews.feature';
 import { sharedFilesFeature } from './modules/shared-files/shared-files.feature';
 import { workspaceAccessFeature } from './modules/workspaces/workspace-access.feature';
 import { workspacesFeature } from './modules/workspaces/workspaces.feature';
@@ -52,5 +53,6 @@ export const collabService = defineService<CollabConfig>({
     partsFeature,
     bomsFeature,
     sharedFilesFeature,
+    reviewsFeature,
   ],
 });

@@ -110,6 +110,30 @@ async function seedBranch(workspace: string, folder: string) {
   return file;
 }
 
+/** The caller's address when they are a member of the workspace, else the target's (a member). */
+async function memberEmail(s: SampleContext): Promise<string> {
+  const rows: { email: string }[] = await stack.collab.deps.dataSource.query(
+    `SELECT u.email FROM collab_users u JOIN workspace_members m ON m.user_id = u.id JOIN workspaces w ON w.id = m.workspace_id
+      WHERE w.name = $1 AND u.username = ANY($2::text[]) ORDER BY (u.username = $3) DESC`,
+    [s.workspace, [s.self, s.target], s.self],
+  );
+  return rows[0].email;
+}
+
+/** A review made by the owner with the caller (when a member) as its reviewer, one task on it. */
+async function seedReview(s: SampleContext): Promise<{ id: string; taskId: string }> {
+  const owner = collabAs(stack.collab.app, owners.get(s.workspace) as TestUser);
+  const review = await owner
+    .post('/v1/reviews')
+    .send({ path: randomPath(s), reviewerEmail: await memberEmail(s) })
+    .expect(201);
+  const task = await owner
+    .post(`/v1/reviews/${review.body.id}/tasks`)
+    .send({ workspace: s.workspace, title: 't' })
+    .expect(201);
+  return { id: review.body.id, taskId: task.body.id };
+}
+
 const randomPath = (s: SampleContext) => `${s.workspace}/${s.self}/p-${randomBytes(4).toString('hex')}.txt`;
 
 /** `GET /v1/boms/{id}/<suffix>` of a new BOM. */
@@ -421,6 +445,78 @@ const SAMPLES: Record<string, Sample> = {
     request: async (c, s) => {
       const { path } = await seedFile(s.workspace, s.self);
       return c.post('/v1/conflicts/resolve').send({ baseName: path, acceptedPath: path });
+    },
+  },
+  'GET /v1/reviews': { request: (c, s) => c.get('/v1/reviews').query({ path: randomPath(s) }) },
+  'POST /v1/reviews': {
+    request: async (c, s) =>
+      c.post('/v1/reviews').send({ path: randomPath(s), reviewerEmail: await memberEmail(s) }),
+  },
+  'PATCH /v1/reviews/{id}': {
+    request: async (c, s) =>
+      c
+        .patch(`/v1/reviews/${(await seedReview(s)).id}`)
+        .send({ workspace: s.workspace, status: 'in_review' }),
+  },
+  'POST /v1/reviews/{id}/tasks': {
+    request: async (c, s) =>
+      c
+        .post(`/v1/reviews/${(await seedReview(s)).id}/tasks`)
+        .send({ workspace: s.workspace, title: 'check holes' }),
+  },
+  'PATCH /v1/reviews/{id}/tasks/{taskId}': {
+    request: async (c, s) => {
+      const { id, taskId } = await seedReview(s);
+      return c
+        .patch(`/v1/reviews/${id}/tasks/${taskId}`)
+        .send({ workspace: s.workspace, status: 'in_progress' });
+    },
+  },
+  'GET /v1/tasks': { request: (c, s) => c.get('/v1/tasks').query({ path: randomPath(s) }) },
+  'POST /v1/tasks': { request: (c, s) => c.post('/v1/tasks').send({ path: randomPath(s), title: 'x' }) },
+  'PATCH /v1/tasks/{id}': {
+    request: async (c, s) => {
+      const owner = collabAs(stack.collab.app, owners.get(s.workspace) as TestUser);
+      const task = await owner
+        .post('/v1/tasks')
+        .send({ path: randomPath(s), title: 'x', ownerEmail: await memberEmail(s) })
+        .expect(201);
+      return c.patch(`/v1/tasks/${task.body.id}`).send({ workspace: s.workspace, status: 'in_progress' });
+    },
+  },
+  'DELETE /v1/tasks/{id}': {
+    request: async (c, s) => {
+      const mine = await c.post('/v1/tasks').send({ path: randomPath(s), title: 'mine' });
+      const id = mine.body.id ?? '01a20fb0-0000-7000-8000-000000000000';
+      return c.delete(`/v1/tasks/${id}`).query({ workspace: s.workspace });
+    },
+  },
+  'GET /v1/workspace/stats': {
+    request: (c, s) => c.get('/v1/workspace/stats').query({ workspace: s.workspace }),
+  },
+  'GET /v1/workspace/reviews': {
+    request: (c, s) => c.get('/v1/workspace/reviews').query({ workspace: s.workspace, status: 'all' }),
+  },
+  'GET /v1/workspace/tasks': {
+    request: (c, s) => c.get('/v1/workspace/tasks').query({ workspace: s.workspace, limit: 5 }),
+  },
+  'GET /v1/review-templates': {
+    request: (c, s) => c.get('/v1/review-templates').query({ workspace: s.workspace }),
+  },
+  'POST /v1/review-templates': {
+    request: (c, s) =>
+      c
+        .post('/v1/review-templates')
+        .send({ workspace: s.workspace, name: `T ${randomBytes(4).toString('hex')}`, checklist: ['a'] }),
+  },
+  'DELETE /v1/review-templates/{id}': {
+    request: async (c, s) => {
+      const owner = collabAs(stack.collab.app, owners.get(s.workspace) as TestUser);
+      const t = await owner
+        .post('/v1/review-templates')
+        .send({ workspace: s.workspace, name: `D ${randomBytes(4).toString('hex')}`, checklist: [] })
+        .expect(201);
+      return c.delete(`/v1/review-templates/${t.body.id}`).query({ workspace: s.workspace });
     },
   },
   'GET /v1/workspaces/{name}/bom-settings': {

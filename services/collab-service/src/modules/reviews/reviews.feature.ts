@@ -1,0 +1,63 @@
+import { defineFeature } from '@hwp/platform';
+import type { CollabConfig } from '../../config';
+import type { EventsModule } from '../events/events.module';
+import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import { CreateReviews1764300000000 } from './migrations/1764300000000-CreateReviews';
+import { ReviewsService } from './reviews.service';
+import {
+  addReviewTask,
+  createReview,
+  createTask,
+  createTemplate,
+  deleteTask,
+  deleteTemplate,
+  listReviews,
+  listTasks,
+  listTemplates,
+  moveReviewTask,
+  updateReview,
+  updateTask,
+  workspaceReviews,
+  workspaceStats,
+  workspaceTasks,
+} from './routes/reviews.routes';
+import { TasksService } from './tasks.service';
+
+export interface ReviewsExports {
+  reviews: ReviewsService;
+  tasks: TasksService;
+}
+
+/** Design reviews, review templates, tasks and the workspace analytics (section 4.11). */
+export const reviewsFeature = defineFeature<
+  CollabConfig,
+  ReviewsExports,
+  { events: EventsModule; 'workspace-access': WorkspaceAccessExports }
+>({
+  name: 'reviews',
+  migrations: [CreateReviews1764300000000],
+  build: ({ dataSource, bus }, { events, 'workspace-access': access }) => {
+    const reviews = new ReviewsService(dataSource, events.events, bus);
+    const tasks = new TasksService(dataSource, events.events, bus, reviews);
+    return {
+      routes: access.routes([
+        listReviews(reviews),
+        createReview(reviews),
+        updateReview(reviews),
+        addReviewTask(reviews),
+        moveReviewTask(reviews),
+        listTasks(tasks),
+        createTask(tasks),
+        updateTask(tasks),
+        deleteTask(tasks),
+        workspaceStats(tasks),
+        workspaceReviews(tasks),
+        workspaceTasks(tasks),
+        listTemplates(reviews),
+        createTemplate(reviews),
+        deleteTemplate(reviews),
+      ]),
+      exports: { reviews, tasks },
+    };
+  },
+});
