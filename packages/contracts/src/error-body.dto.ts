@@ -5,6 +5,7 @@ import { ANNOTATION_STATUSES } from './annotations.dto';
 import { ConflictCopy } from './collab-files.dto';
 import { ERROR_CODES, type ErrorCode } from './errors';
 import { PART_LIFECYCLES, PART_VERSION_STATUSES } from './part-constants';
+import { REVIEW_STATUSES, TASK_STATUSES } from './reviews.dto';
 import { NestedList } from './schema';
 
 /** Schema class of one field problem (for the OpenAPI documents). */
@@ -52,9 +53,11 @@ export class ErrorBodyDto {
   @IsIn(['accepted', 'expired', 'revoked'])
   reason?: 'accepted' | 'expired' | 'revoked';
 
-  /** 409 of a part version or annotation move: the status it is in. */
+  /** 409 of a part version, annotation, review or task move: the status it is in. */
   @IsOptional()
-  @IsIn([...PART_VERSION_STATUSES, ...ANNOTATION_STATUSES])
+  @IsIn([
+    ...new Set([...PART_VERSION_STATUSES, ...ANNOTATION_STATUSES, ...REVIEW_STATUSES, ...TASK_STATUSES]),
+  ])
   status?: string;
 
   /** 409 of a lifecycle move: the part's lifecycle and the moves allowed from it. */
@@ -62,9 +65,11 @@ export class ErrorBodyDto {
   @IsIn(PART_LIFECYCLES)
   lifecycle?: string;
 
-  /** ... and of an annotation move: the statuses allowed from it. */
+  /** ... and of an annotation, review or task move: the statuses allowed from it. */
   @IsOptional()
-  @IsIn([...PART_LIFECYCLES, ...ANNOTATION_STATUSES], { each: true })
+  @IsIn([...new Set([...PART_LIFECYCLES, ...ANNOTATION_STATUSES, ...REVIEW_STATUSES, ...TASK_STATUSES])], {
+    each: true,
+  })
   allowed?: string[];
 
   /** 409 of an upload whose name is taken in the folder: the file (when the caller may see it). */

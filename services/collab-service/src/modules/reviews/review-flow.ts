@@ -22,9 +22,7 @@ function check<S extends string>(moves: Record<S, readonly S[]>, what: string, f
   if (!moves[from].includes(to)) {
     throw new ConflictError(
       `A ${what} cannot go from ${from} to ${to}; from ${from}: ${moves[from].join(', ')}`,
-      {
-        status: from,
-      },
+      { status: from, allowed: [...moves[from]] },
     );
   }
 }
