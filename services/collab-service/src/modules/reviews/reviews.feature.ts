@@ -1,6 +1,7 @@
 import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
+import type { SharedFilesExports } from '../shared-files/shared-files.feature';
 import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
 import { CreateReviews1764300000000 } from './migrations/1764300000000-CreateReviews';
 import { ReviewsService } from './reviews.service';
@@ -32,13 +33,14 @@ export interface ReviewsExports {
 export const reviewsFeature = defineFeature<
   CollabConfig,
   ReviewsExports,
-  { events: EventsModule; 'workspace-access': WorkspaceAccessExports }
+  { events: EventsModule; 'workspace-access': WorkspaceAccessExports; 'shared-files': SharedFilesExports }
 >({
   name: 'reviews',
   migrations: [CreateReviews1764300000000],
-  build: ({ dataSource, bus }, { events, 'workspace-access': access }) => {
+  build: ({ dataSource, bus }, { events, 'workspace-access': access, 'shared-files': shared }) => {
     const reviews = new ReviewsService(dataSource, events.events, bus);
     const tasks = new TasksService(dataSource, events.events, bus, reviews);
+    shared.files.addTimelineSource('task', (scope, path) => tasks.timeline(scope, path));
     return {
       routes: access.routes([
         listReviews(reviews),

@@ -216,6 +216,11 @@ describe('tasks and stats', () => {
 
     const after = await kit.as(t.viewer).get('/v1/tasks').query({ path }).expect(200);
     expect(after.body.items.map((x: Task) => x.title)).toEqual(['Route USB', 'Check DRC']);
+    const timeline = await kit.as(t.viewer).get('/v1/timeline').query({ path, types: 'task' }).expect(200);
+    expect(timeline.body.items.map((x: { type: string; text: string }) => [x.type, x.text])).toEqual([
+      ['task', 'Check DRC'],
+      ['task', 'Route USB'],
+    ]);
     const recent = await kit
       .as(t.viewer)
       .get('/v1/workspace/tasks')

@@ -4,6 +4,7 @@ import type {
   StatusCounts,
   Task,
   TaskList,
+  TimelineEntry,
   UpdateTaskRequest,
   WorkspaceReviewsQuery,
   WorkspaceStats,
@@ -91,6 +92,21 @@ export class TasksService {
       [access.id, pathOf(parsePath(path))],
     );
     return { items: rows.map((r) => this.present(access, r)) };
+  }
+
+  /** The path's tasks as timeline entries (deleted ones leave it, as they leave every list). */
+  async timeline(access: WorkspaceScope, path: string): Promise<TimelineEntry[]> {
+    const rows: TaskRow[] = await this.dataSource.query(
+      `${SELECT} WHERE t.workspace_id = $1 AND t.path = $2 AND t.deleted_at IS NULL`,
+      [access.id, path],
+    );
+    return rows.map((r) => ({
+      type: 'task',
+      id: r.id,
+      at: r.created_at.toISOString(),
+      author: r.created_by_name,
+      text: r.title,
+    }));
   }
 
   private async owner(manager: EntityManager, access: WorkspaceScope, email: string) {

@@ -35,6 +35,9 @@ import {
 import { checkFilename, conflictName, type FilePath, parsePath, pathOf, versionKey } from './file-paths';
 import { type FileRow, SharedFilesRepository, type VersionRow } from './shared-files.repository';
 
+/** Timeline entries of a path (its `workspace/username/filename` form) kept by another feature. */
+export type TimelineSource = (access: WorkspaceScope, path: string) => Promise<TimelineEntry[]>;
+
 export interface WriteOptions {
   baseVersion?: string;
   replace: boolean;
@@ -360,7 +363,14 @@ export class SharedFilesService {
     };
   }
 
-  /** Versions and comments of a path merged by time, newest first (`types` filters). */
+  private readonly timelineSources: [TimelineEntry['type'], TimelineSource][] = [];
+
+  /** Entries another feature keeps on a path (the reviews feature adds its tasks). */
+  addTimelineSource(type: TimelineEntry['type'], source: TimelineSource): void {
+    this.timelineSources.push([type, source]);
+  }
+
+  /** Versions, comments and tasks of a path merged by time, newest first (`types` filters). */
   async timeline(access: WorkspaceScope, path: string, types?: string): Promise<Timeline> {
     const target = parsePath(path);
     const wanted = new Set((types ?? 'version,comment,task').split(','));
@@ -393,7 +403,8 @@ export class SharedFilesService {
           text: c.body,
         });
     }
-    // Tasks join the timeline once the tasks feature stores them (its issue); none exist before.
+    for (const [type, source] of this.timelineSources)
+      if (wanted.has(type)) items.push(...(await source(access, pathOf(target))));
     items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.id < b.id ? 1 : -1));
     return { items };
   }
