@@ -42,6 +42,8 @@ export interface CollabConfig extends BaseConfig {
   readonly UPLOADS_PER_MINUTE: number;
   readonly COMMENTS_PER_MINUTE: number;
   readonly LOCK_REQUESTS_PER_MINUTE: number;
+  readonly DUE_SOON_HOURS: number;
+  readonly DUE_SCAN_MS: number;
   /** `kid:secret` pairs, comma separated; the first signs URLs, all verify. */
   readonly SIGNED_URL_KEYS?: string;
 }
@@ -95,6 +97,8 @@ export function collabConfigSpecs() {
     UPLOADS_PER_MINUTE: positive('Uploads per minute per workspace and client address', 30),
     COMMENTS_PER_MINUTE: positive('Comments per minute per workspace and client address', 120),
     LOCK_REQUESTS_PER_MINUTE: positive('Lock requests per minute per workspace and client address', 60),
+    DUE_SOON_HOURS: hours('Reviews and tasks due within this many hours get a due-soon notice (once)', 24),
+    DUE_SCAN_MS: ms('How often one replica scans for reviews and tasks coming due', 300_000),
     SIGNED_URL_KEYS: str({
       default: undefined,
       desc: 'kid:secret pairs (comma separated) signing /v1/serve-signed URLs; the first signs. Unset: one key derived from the session secret',

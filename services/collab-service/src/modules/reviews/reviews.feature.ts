@@ -3,7 +3,9 @@ import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import type { SharedFilesExports } from '../shared-files/shared-files.feature';
 import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import { DueSoonScanner } from './due-soon';
 import { CreateReviews1764300000000 } from './migrations/1764300000000-CreateReviews';
+import { DueSoonNotices1764300000100 } from './migrations/1764300000100-DueSoonNotices';
 import { ReviewsService } from './reviews.service';
 import {
   addReviewTask,
@@ -27,6 +29,7 @@ import { TasksService } from './tasks.service';
 export interface ReviewsExports {
   reviews: ReviewsService;
   tasks: TasksService;
+  dueSoon: DueSoonScanner;
 }
 
 /** Design reviews, review templates, tasks and the workspace analytics (section 4.11). */
@@ -36,10 +39,18 @@ export const reviewsFeature = defineFeature<
   { events: EventsModule; 'workspace-access': WorkspaceAccessExports; 'shared-files': SharedFilesExports }
 >({
   name: 'reviews',
-  migrations: [CreateReviews1764300000000],
-  build: ({ dataSource, bus }, { events, 'workspace-access': access, 'shared-files': shared }) => {
+  migrations: [CreateReviews1764300000000, DueSoonNotices1764300000100],
+  build: (
+    { dataSource, bus, config, logger },
+    { events, 'workspace-access': access, 'shared-files': shared },
+  ) => {
     const reviews = new ReviewsService(dataSource, events.events, bus);
     const tasks = new TasksService(dataSource, events.events, bus, reviews);
+    const dueSoon = new DueSoonScanner(dataSource, events.events, bus, logger.child({ module: 'due-soon' }), {
+      withinHours: config.DUE_SOON_HOURS,
+      everyMs: config.DUE_SCAN_MS,
+    });
+    dueSoon.start();
     shared.files.addTimelineSource('task', (scope, path) => tasks.timeline(scope, path));
     return {
       routes: access.routes([
@@ -59,7 +70,7 @@ export const reviewsFeature = defineFeature<
         createTemplate(reviews),
         deleteTemplate(reviews),
       ]),
-      exports: { reviews, tasks },
+      exports: { reviews, tasks, dueSoon },
     };
   },
 });

@@ -82,18 +82,18 @@ export async function memberByEmail(
   return invited.length > 0 ? { id: null, email: email.toLowerCase(), username: null } : null;
 }
 
-/** An email through the API host's notifier (outbox, in the caller's transaction). */
+/** An email through the API host's notifier (outbox, in the caller's transaction); `system` for scheduled ones. */
 export async function notifyByEmail(
   bus: Bus,
   manager: EntityManager,
-  access: WorkspaceScope,
-  actor: CollabUserEntity,
+  workspace: { name: string },
+  actor: { id: string } | 'system',
   data: NotificationRequestedData,
 ): Promise<void> {
   await bus.outbox.add(manager, {
     type: RoutingKeys.notificationRequested,
-    workspace: access.name,
-    actor: actor.id,
+    workspace: workspace.name,
+    actor: actor === 'system' ? 'system' : actor.id,
     correlationId: currentContext()?.requestId,
     data,
   });
@@ -283,7 +283,9 @@ export class ReviewsService {
       await manager.query(
         `UPDATE design_reviews SET status = coalesce($3, status),
            reviewer_email = coalesce($4, reviewer_email), reviewer_id = CASE WHEN $4::text IS NULL THEN reviewer_id ELSE $5::uuid END,
-           due_at = CASE WHEN $6 THEN $7::timestamptz ELSE due_at END, updated_at = now()
+           due_at = CASE WHEN $6 THEN $7::timestamptz ELSE due_at END,
+           due_notified_at = CASE WHEN $6 AND $7::timestamptz IS DISTINCT FROM due_at THEN NULL ELSE due_notified_at END,
+           updated_at = now()
          WHERE workspace_id = $1 AND id = $2`,
         [
           access.id,

@@ -168,6 +168,7 @@ export class TasksService {
            owner_email = CASE WHEN $6 THEN NULL WHEN $7::text IS NULL THEN owner_email ELSE $7 END,
            owner_id = CASE WHEN $6 THEN NULL WHEN $7::text IS NULL THEN owner_id ELSE $8::uuid END,
            due_at = CASE WHEN $9 THEN $10::timestamptz ELSE due_at END,
+           due_notified_at = CASE WHEN $9 AND $10::timestamptz IS DISTINCT FROM due_at THEN NULL ELSE due_notified_at END,
            sort_index = coalesce($11, sort_index), updated_at = now()
          WHERE workspace_id = $1 AND id = $2`,
         [
