@@ -19,7 +19,7 @@ module.exports = {
   },
   transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/jose@[^/]+/node_modules/)?jose/)'],
   moduleNameMapper: {
-    '^@hwp/(contracts|platform)$': '<rootDir>/packages/$1/src',
+    '^@hwp/(contracts|platform|geometry)$': '<rootDir>/packages/$1/src',
     '^@hwp/platform/test-kit$': '<rootDir>/packages/platform/src/test-kit',
     '^@hwp/(api-service|collab-service)$': '<rootDir>/services/$1/src',
   },

@@ -1,8 +1,7 @@
 import type { FileMetadata } from '@hwp/contracts';
+import { type MeshStats, parseObj, parseStl, tessellate } from '@hwp/geometry';
 import { type RasterImage, renderMesh } from '../render/mesh-render';
-import { tessellate } from './brep';
 import { parseDxf } from './dxf';
-import { type MeshStats, parseObj, parseStl } from './mesh';
 import { type Detected, dwgVersion } from './sniff';
 import { readSolidWorks } from './solidworks';
 import { parseStep } from './step';

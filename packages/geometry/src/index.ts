@@ -1,0 +1,4 @@
+export * from './brep';
+export * from './mesh';
+export * from './step-boxes';
+export * from './translate';
