@@ -17,6 +17,8 @@ export const RoutingKeys = {
   /** One event of a workspace's log, for every collaboration replica to push to its SSE clients. */
   collabEvent: 'collab.event.v1',
   systemProbe: 'system.probe.v1',
+  /** A model translation to run (collaboration host: `data.translationId`). */
+  translationRequested: 'translation.requested.v1',
 } as const;
 
 export type RoutingKey = (typeof RoutingKeys)[keyof typeof RoutingKeys];

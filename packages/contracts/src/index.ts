@@ -15,3 +15,4 @@ export * from './parts';
 export * from './reviews.dto';
 export * from './schema';
 export * from './tenants';
+export * from './viewer.dto';

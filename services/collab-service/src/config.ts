@@ -44,6 +44,10 @@ export interface CollabConfig extends BaseConfig {
   readonly LOCK_REQUESTS_PER_MINUTE: number;
   readonly DUE_SOON_HOURS: number;
   readonly DUE_SCAN_MS: number;
+  readonly TRANSLATION_CONCURRENCY: number;
+  readonly TRANSLATION_TIMEOUT_MS: number;
+  readonly TRANSLATION_MAX_MB: number;
+  readonly TRANSLATION_MEMORY_MB: number;
   /** `kid:secret` pairs, comma separated; the first signs URLs, all verify. */
   readonly SIGNED_URL_KEYS?: string;
 }
@@ -99,6 +103,10 @@ export function collabConfigSpecs() {
     LOCK_REQUESTS_PER_MINUTE: positive('Lock requests per minute per workspace and client address', 60),
     DUE_SOON_HOURS: hours('Reviews and tasks due within this many hours get a due-soon notice (once)', 24),
     DUE_SCAN_MS: ms('How often one replica scans for reviews and tasks coming due', 300_000),
+    TRANSLATION_CONCURRENCY: positive('Model translations one process runs at once (the queue prefetch)', 1),
+    TRANSLATION_TIMEOUT_MS: ms('Wall-clock limit of one model translation (past it: failed)', 300_000),
+    TRANSLATION_MAX_MB: positive('Largest file the viewer translates (larger: 413)', 512),
+    TRANSLATION_MEMORY_MB: positive('Heap limit of a translation worker thread (MB)', 4096),
     SIGNED_URL_KEYS: str({
       default: undefined,
       desc: 'kid:secret pairs (comma separated) signing /v1/serve-signed URLs; the first signs. Unset: one key derived from the session secret',

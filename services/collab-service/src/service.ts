@@ -7,6 +7,7 @@ import { invitationsFeature } from './modules/invitations/invitations.feature';
 import { partsFeature } from './modules/parts/parts.feature';
 import { reviewsFeature } from './modules/reviews/reviews.feature';
 import { sharedFilesFeature } from './modules/shared-files/shared-files.feature';
+import { viewerFeature } from './modules/viewer/viewer.feature';
 import { workspaceAccessFeature } from './modules/workspaces/workspace-access.feature';
 import { workspacesFeature } from './modules/workspaces/workspaces.feature';
 
@@ -54,5 +55,6 @@ export const collabService = defineService<CollabConfig>({
     bomsFeature,
     sharedFilesFeature,
     reviewsFeature,
+    viewerFeature,
   ],
 });

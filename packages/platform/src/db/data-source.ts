@@ -68,3 +68,24 @@ export async function ensureDatabaseExists(url: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * The rows of a raw query. TypeORM's `query()` answers `[rows, affected]` for UPDATE and DELETE
+ * (with or without RETURNING) on Postgres, and the rows alone for SELECT and INSERT: this takes the
+ * rows either way.
+ */
+export async function queryRows<T>(
+  runner: { query(sql: string, params?: unknown[]): Promise<unknown> },
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const result = await runner.query(sql, params);
+  if (
+    Array.isArray(result) &&
+    result.length === 2 &&
+    Array.isArray(result[0]) &&
+    typeof result[1] === 'number'
+  )
+    return result[0] as T[];
+  return result as T[];
+}

@@ -18,6 +18,7 @@ import {
   ForbiddenError,
   NotFoundError,
   newId,
+  queryRows,
   ValidationError,
 } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -453,13 +454,12 @@ export class ReviewsService {
   }
 
   async deleteTemplate(access: WorkspaceScope, id: string): Promise<ReviewTemplateList> {
-    const gone: unknown = await this.dataSource.query(
+    const gone = await queryRows(
+      this.dataSource,
       'DELETE FROM review_templates WHERE workspace_id = $1 AND id = $2 RETURNING id',
       [access.id, id],
     );
-    const rows = Array.isArray(gone) && Array.isArray(gone[0]) ? gone[0] : gone;
-    if (!Array.isArray(rows) || rows.length === 0)
-      throw new NotFoundError('No such review template in the workspace');
+    if (gone.length === 0) throw new NotFoundError('No such review template in the workspace');
     return this.templates(access);
   }
 }

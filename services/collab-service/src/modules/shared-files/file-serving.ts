@@ -1,7 +1,14 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { SIGNED_URL_MAX_TTL_MS, type SignedUrl } from '@hwp/contracts';
-import { AppError, ForbiddenError, NotFoundError, parseRangeHeader, ValidationError } from '@hwp/platform';
+import {
+  AppError,
+  type BlobStore,
+  ForbiddenError,
+  NotFoundError,
+  parseRangeHeader,
+  ValidationError,
+} from '@hwp/platform';
 import type { Request, Response } from 'express';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
 import { liveFile } from './file-guards';
@@ -47,24 +54,41 @@ export class UrlSigner {
   }
 
   sign(target: FilePath, ttlMs: number | undefined, base: string): SignedUrl {
+    return this.signPath(servePath(target), ttlMs, base, (path) =>
+      path.replace(/^\/v1\/serve\//, '/v1/serve-signed/'),
+    );
+  }
+
+  /**
+   * A URL of `path` that works without a session until it expires: `expires`, `kid` and `sig` of
+   * `GET\n<path>\n<expires>`; `servedAt` maps the signed path to where it is served (default itself).
+   */
+  signPath(
+    path: string,
+    ttlMs: number | undefined,
+    base: string,
+    servedAt: (path: string) => string = (p) => p,
+  ): SignedUrl {
     const ttl = Math.min(ttlMs ?? DEFAULT_SIGNED_TTL_MS, SIGNED_URL_MAX_TTL_MS);
     const expires = Date.now() + ttl;
     const [kid, secret] = this.keys[0];
-    const path = servePath(target);
     const sig = this.mac(secret, path, expires).toString('base64url');
-    const signed = path.replace(/^\/v1\/serve\//, '/v1/serve-signed/');
     return {
-      url: `${base}${signed}?expires=${expires}&kid=${encodeURIComponent(kid)}&sig=${sig}`,
+      url: `${base}${servedAt(path)}?expires=${expires}&kid=${encodeURIComponent(kid)}&sig=${sig}`,
       expiresAt: new Date(expires).toISOString(),
     };
   }
 
-  /** The signature first (length, then constant time: 403), then the expiry (410). */
   verify(target: FilePath, expires: string, sig: string, kid?: string): void {
+    this.verifyPath(servePath(target), expires, sig, kid);
+  }
+
+  /** The signature first (length, then constant time: 403), then the expiry (410). */
+  verifyPath(path: string, expires: string, sig: string, kid?: string): void {
     const key = kid === undefined ? this.keys[0] : this.keys.find(([id]) => id === kid);
     const refused = new ForbiddenError('The signature does not match this URL');
     if (!key) throw refused;
-    const expected = this.mac(key[1], servePath(target), Number(expires));
+    const expected = this.mac(key[1], path, Number(expires));
     const given = Buffer.from(sig, 'base64url');
     if (
       given.length !== expected.length ||
@@ -107,11 +131,33 @@ export async function serveFile(
   const file = await liveFile(repo, target);
   const head = await repo.head(file);
   if (!head) throw new NotFoundError('The file has no version');
-  const size = Number(head.size);
-  const etag = `"${head.sha256}"`;
+  await serveBlob(
+    files.blobs,
+    {
+      key: head.blob_key,
+      size: Number(head.size),
+      sha256: head.sha256,
+      modified: head.created_at,
+      contentType: head.content_type,
+      filename: target.filename,
+    },
+    req,
+    res,
+  );
+}
+
+/** One stored object as a download with Range, validators and the sandboxing CSP (see serveFile). */
+export async function serveBlob(
+  blobs: BlobStore,
+  blob: { key: string; size: number; sha256: string; modified: Date; contentType: string; filename: string },
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const { size } = blob;
+  const etag = `"${blob.sha256}"`;
   res.set({
     ETag: etag,
-    'Last-Modified': head.created_at.toUTCString(),
+    'Last-Modified': blob.modified.toUTCString(),
     'Accept-Ranges': 'bytes',
     'Cache-Control': 'private, no-cache',
     'X-Content-Type-Options': 'nosniff',
@@ -123,7 +169,7 @@ export async function serveFile(
   }
   const header = req.get('range');
   const wanted =
-    header !== undefined && ifRangeHolds(req.get('if-range'), etag, head.created_at)
+    header !== undefined && ifRangeHolds(req.get('if-range'), etag, blob.modified)
       ? parseRangeHeader(header, size)
       : null;
   if (wanted === 'unsatisfiable') {
@@ -131,8 +177,8 @@ export async function serveFile(
       headers: { 'Content-Range': `bytes */${size}` },
     });
   }
-  res.type(head.content_type);
-  res.set('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(target.filename)}`);
+  res.type(blob.contentType);
+  res.set('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(blob.filename)}`);
   if (wanted) {
     const end = wanted.end ?? size - 1;
     res.status(206).set({
@@ -146,7 +192,7 @@ export async function serveFile(
     res.end();
     return;
   }
-  const got = await files.blobs.get(head.blob_key, wanted ?? undefined);
+  const got = await blobs.get(blob.key, wanted ?? undefined);
   try {
     await pipeline(got.body, res);
   } catch {

@@ -52,6 +52,8 @@ import { SharedFilesService } from './shared-files.service';
 export interface SharedFilesExports {
   files: SharedFilesService;
   locks: FileLocksService;
+  /** Signs URLs that work without a session (the viewer's GLBs use it too). */
+  signer: UrlSigner;
 }
 
 /** The signing keys: SIGNED_URL_KEYS, else one derived from the session secret (replicas agree). */
@@ -157,7 +159,7 @@ export const sharedFilesFeature = defineFeature<
         listConflicts(branches),
         resolveConflict(branches),
       ]),
-      exports: { files, locks },
+      exports: { files, locks, signer },
     };
   },
 });

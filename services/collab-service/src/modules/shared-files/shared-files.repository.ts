@@ -1,4 +1,4 @@
-import { newId } from '@hwp/platform';
+import { newId, queryRows } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
 
@@ -81,16 +81,8 @@ export class SharedFilesRepository {
   }
 
   /** Rows of a statement (TypeORM answers `[rows, count]` for UPDATE and DELETE ... RETURNING). */
-  private async query<T>(sql: string, params: unknown[]): Promise<T[]> {
-    const result: unknown = await this.manager.query(sql, params);
-    if (
-      Array.isArray(result) &&
-      result.length === 2 &&
-      Array.isArray(result[0]) &&
-      typeof result[1] === 'number'
-    )
-      return result[0] as T[];
-    return result as T[];
+  private query<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return queryRows<T>(this.manager, sql, params);
   }
 
   /** The live file, locked until the transaction ends when `lock` (writers of one file queue). */

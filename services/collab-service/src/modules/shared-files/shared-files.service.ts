@@ -231,6 +231,19 @@ export class SharedFilesService {
     return { ...presentFile(access.name, file, head), lock: lock ? presentLock(lock) : null };
   }
 
+  /** A file's newest version (a branch's head when `branch`), for features derived from its content. */
+  async headOf(
+    access: WorkspaceScope,
+    target: FilePath,
+    branch?: string,
+  ): Promise<{ file: FileRow; version: VersionRow }> {
+    const repo = this.repo(access);
+    const file = await liveFile(repo, target);
+    const version = await repo.head(file, branch);
+    if (!version) throw new NotFoundError(`No branch ${branch} of ${pathOf(target)}`);
+    return { file, version };
+  }
+
   /** A small text file's content; binary content or a file over 1 MB answers 415. */
   async preview(access: WorkspaceScope, target: FilePath, branch?: string): Promise<TextPreview> {
     const repo = this.repo(access);

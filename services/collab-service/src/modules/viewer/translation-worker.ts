@@ -1,0 +1,210 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { RoutingKeys } from '@hwp/contracts';
+import { type BlobStore, type Bus, type Logger, queryRows, startWorker } from '@hwp/platform';
+import type { DataSource } from 'typeorm';
+import type { TranslateInput, TranslateMessage } from './translate-worker';
+import type { TranslationRow, TranslationsService } from './translations.service';
+
+export interface TranslationWorkerOptions {
+  /** Jobs this process runs at once (the consumer's prefetch). */
+  concurrency: number;
+  /** Wall-clock limit of one translation; past it the job fails. */
+  timeoutMs: number;
+  /** Heap limit of a translation's worker thread (MB). */
+  memoryMb: number;
+}
+
+type Outcome =
+  | Extract<TranslateMessage, { type: 'done' }>
+  | { type: 'failed'; reason: string; transient?: false };
+
+/**
+ * Runs translation jobs from the bus (`translation.requested.v1`), each in a worker thread. Several
+ * processes may consume the same queue: a job runs only in the process whose claim (one atomic
+ * UPDATE from `pending`) succeeds, so a redelivered or duplicated message never runs it twice. A
+ * claim left by a process that died is taken over once the job's time limit has passed.
+ */
+export class TranslationWorker {
+  readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly blobs: BlobStore,
+    private readonly bus: Bus,
+    private readonly translations: TranslationsService,
+    private readonly log: Logger,
+    private readonly options: TranslationWorkerOptions,
+  ) {}
+
+  register(): Promise<void> {
+    return this.bus.subscribe(
+      {
+        consumer: 'model-translation',
+        patterns: [RoutingKeys.translationRequested],
+        prefetch: this.options.concurrency,
+        handlerTimeoutMs: this.options.timeoutMs + 60_000,
+      },
+      async (envelope) => {
+        const { translationId } = envelope.data as { translationId?: string };
+        if (typeof translationId === 'string') await this.run(translationId);
+      },
+    );
+  }
+
+  /** Claims and runs one job; false when another worker has it or it is finished. */
+  async run(id: string): Promise<boolean> {
+    const staleSeconds = Math.ceil((this.options.timeoutMs + 60_000) / 1000);
+    const [claimed] = await queryRows<TranslationRow & { blob_key: string; workspace: string }>(
+      this.dataSource,
+      `UPDATE model_translations t SET status = 'inprogress', progress = 1, attempts = attempts + 1,
+              claimed_by = $2, claimed_at = now(), updated_at = now()
+         FROM shared_file_versions v, workspaces w
+        WHERE t.id = $1 AND v.id = t.version_id AND w.id = t.workspace_id
+          AND (t.status = 'pending' OR t.status = 'inprogress' AND t.claimed_at < now() - make_interval(secs => $3))
+        RETURNING t.*, v.blob_key, w.name AS workspace`,
+      [id, this.id, staleSeconds],
+    );
+    if (!claimed) {
+      this.log.debug({ translationId: id }, 'translation already claimed or finished; skipped');
+      return false;
+    }
+    const workspace = { id: claimed.workspace_id, name: claimed.workspace };
+    let row: TranslationRow = claimed;
+    const update = async (sql: string, params: unknown[], stage?: string) => {
+      row = await this.dataSource.transaction(async (manager) => {
+        const [next] = await queryRows<TranslationRow>(
+          manager,
+          `UPDATE model_translations SET ${sql}, updated_at = now(), claimed_at = now() WHERE id = $1 RETURNING *`,
+          [id, ...params],
+        );
+        await this.translations.emit(manager, workspace, next, 'system', stage);
+        return next;
+      });
+    };
+    await update('progress = progress', [], 'claimed');
+    let source: Buffer;
+    try {
+      source = await this.read(claimed.blob_key);
+    } catch (error) {
+      // The store is unreachable: give the job back and let the bus retry it.
+      await this.dataSource.query(
+        `UPDATE model_translations SET status = 'pending', progress = 0, claimed_by = NULL, claimed_at = NULL WHERE id = $1`,
+        [id],
+      );
+      throw error;
+    }
+    const outcome = await this.translate(
+      {
+        data: source,
+        format: claimed.format,
+        options: {
+          ...(claimed.simplify !== null ? { simplify: claimed.simplify } : {}),
+          compress: claimed.compress,
+        },
+        name: claimed.name.slice(claimed.name.indexOf('/') + 1),
+      },
+      (stage, progress) => update('progress = greatest(progress, $2)', [progress], stage),
+    );
+    if (outcome.type === 'failed') {
+      await update(`status = 'failed', reason = $2, finished_at = now()`, [outcome.reason], 'failed');
+      this.log.info({ translationId: id, reason: outcome.reason }, 'translation failed');
+      return true;
+    }
+    const glb = Buffer.from(outcome.glb.buffer, outcome.glb.byteOffset, outcome.glb.byteLength);
+    const key = `translations/${claimed.workspace_id}/${id}.glb`;
+    await this.blobs.put(key, glb, { contentType: 'model/gltf-binary' });
+    await update(
+      `status = 'success', progress = 100, reason = NULL, glb_key = $2, glb_sha256 = $3, size = $4,
+       meshes = $5, vertices = $6, triangles = $7, bounds = $8, finished_at = now()`,
+      [
+        key,
+        createHash('sha256').update(glb).digest('hex'),
+        glb.length,
+        outcome.meshes,
+        outcome.vertices,
+        outcome.triangles,
+        JSON.stringify(outcome.bounds),
+      ],
+      'done',
+    );
+    await this.dropSuperseded(row);
+    this.log.info({ translationId: id, bytes: glb.length, vertices: outcome.vertices }, 'model translated');
+    return true;
+  }
+
+  private async read(key: string): Promise<Buffer> {
+    const got = await this.blobs.get(key);
+    const chunks: Buffer[] = [];
+    for await (const chunk of got.body) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** The conversion in a worker thread: progress as it goes, a time and heap limit, a crash is a failure. */
+  private translate(
+    input: TranslateInput,
+    progress: (stage: string, progress: number) => Promise<void>,
+  ): Promise<Outcome> {
+    const data = new Uint8Array(input.data.byteLength);
+    data.set(input.data);
+    return new Promise((resolve) => {
+      const worker = startWorker({
+        callerFile: __filename,
+        entry: 'translate-worker',
+        workerData: { ...input, data } as unknown as Record<string, unknown>,
+        transferList: [data.buffer as ArrayBuffer],
+        resourceLimits: { maxOldGenerationSizeMb: this.options.memoryMb },
+      });
+      let updates = Promise.resolve();
+      let finished = false;
+      const finish = (outcome: Outcome) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(timer);
+        worker.removeAllListeners();
+        worker.on('error', () => {});
+        void worker.terminate();
+        // Progress written before the end is written before the end's state.
+        void updates.then(() => resolve(outcome));
+      };
+      const timer = setTimeout(
+        () =>
+          finish({
+            type: 'failed',
+            reason: `translation took longer than ${this.options.timeoutMs / 1000} s`,
+          }),
+        this.options.timeoutMs,
+      );
+      worker.on('message', (message: TranslateMessage) => {
+        if (message.type === 'progress') {
+          updates = updates
+            .then(() => progress(message.stage, message.progress))
+            .catch((error: unknown) => this.log.warn({ err: error }, 'translation progress not recorded'));
+        } else finish(message);
+      });
+      worker.once('error', (error) =>
+        finish({ type: 'failed', reason: `the translator stopped: ${error.message}` }),
+      );
+      worker.once('exit', (code) =>
+        finish({ type: 'failed', reason: `the translator exited (code ${code}) before it finished` }),
+      );
+    });
+  }
+
+  /** Older versions' translations of the same name, and their GLBs: a new version invalidated them. */
+  private async dropSuperseded(row: TranslationRow): Promise<void> {
+    const gone = await queryRows<{ glb_key: string | null }>(
+      this.dataSource,
+      `DELETE FROM model_translations WHERE workspace_id = $1 AND name = $2 AND version_id <> $3
+         AND status IN ('success', 'failed') RETURNING glb_key`,
+      [row.workspace_id, row.name, row.version_id],
+    );
+    for (const { glb_key } of gone) {
+      if (glb_key) {
+        await this.blobs
+          .delete(glb_key)
+          .catch((error: unknown) => this.log.warn({ err: error, key: glb_key }, 'old GLB not deleted'));
+      }
+    }
+  }
+}

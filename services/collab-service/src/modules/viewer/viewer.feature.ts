@@ -1,0 +1,72 @@
+import { defineFeature } from '@hwp/platform';
+import cors from 'cors';
+import type { CollabConfig } from '../../config';
+import type { EventsModule } from '../events/events.module';
+import type { SharedFilesExports } from '../shared-files/shared-files.feature';
+import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import { CreateModelTranslations1764400000000 } from './migrations/1764400000000-CreateModelTranslations';
+import { lookupModel, serveModel, statusMap, translateFile } from './routes/viewer.routes';
+import { TranslationWorker } from './translation-worker';
+import { TranslationsService } from './translations.service';
+
+export interface ViewerExports {
+  translations: TranslationsService;
+  worker: TranslationWorker;
+}
+
+/** Model translation for the web viewer (section 4.9): jobs on the bus, GLBs in the blob store. */
+export const viewerFeature = defineFeature<
+  CollabConfig,
+  ViewerExports,
+  { events: EventsModule; 'workspace-access': WorkspaceAccessExports; 'shared-files': SharedFilesExports }
+>({
+  name: 'viewer',
+  migrations: [CreateModelTranslations1764400000000],
+  build: (deps, { events, 'workspace-access': access, 'shared-files': shared }) => {
+    const { config, dataSource, bus, blobs, logger } = deps;
+    const translations = new TranslationsService(
+      dataSource,
+      blobs,
+      shared.files,
+      events.events,
+      bus,
+      shared.signer,
+      {
+        maxBytes: config.TRANSLATION_MAX_MB * 1024 * 1024,
+        branchSuffixWrites: config.BRANCH_SUFFIX_WRITES,
+        publicBase: config.PUBLIC_BASE_URL,
+      },
+    );
+    const worker = new TranslationWorker(
+      dataSource,
+      blobs,
+      bus,
+      translations,
+      logger.child({ module: 'viewer' }),
+      {
+        concurrency: config.TRANSLATION_CONCURRENCY,
+        timeoutMs: config.TRANSLATION_TIMEOUT_MS,
+        memoryMb: config.TRANSLATION_MEMORY_MB,
+      },
+    );
+    const origins = config.CORS_ORIGINS.split(',')
+      .map((o) => o.trim())
+      .filter(Boolean);
+    const glbCors = cors({
+      origin: origins.includes('*') ? '*' : origins,
+      methods: ['GET', 'HEAD'],
+      allowedHeaders: ['Range', 'If-Range', 'If-None-Match'],
+      exposedHeaders: ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length'],
+    });
+    return {
+      routes: access.routes([
+        translateFile(translations),
+        statusMap(translations),
+        lookupModel(translations),
+        ...serveModel(translations, glbCors),
+      ]),
+      consumers: () => worker.register(),
+      exports: { translations, worker },
+    };
+  },
+});
