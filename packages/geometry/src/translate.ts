@@ -1,4 +1,4 @@
-import { Document, type Buffer as GltfBuffer, getBounds, NodeIO, type Primitive } from '@gltf-transform/core';
+import { Document, type Buffer as GltfBuffer, getBounds, type Primitive, WebIO } from '@gltf-transform/core';
 import { EXTMeshoptCompression } from '@gltf-transform/extensions';
 import { dedup, prune, simplify, weld } from '@gltf-transform/functions';
 import { readBrep } from './brep';
@@ -111,7 +111,7 @@ function addMesh(
 }
 
 async function documentOf(
-  io: NodeIO,
+  io: WebIO,
   data: Uint8Array,
   format: ModelFormat,
   name: string,
@@ -168,7 +168,8 @@ export async function translateModel(
   progress: TranslateProgress = () => {},
   name = 'model',
 ): Promise<TranslatedModel> {
-  const io = new NodeIO().registerExtensions([EXTMeshoptCompression]);
+  // WebIO: everything is in memory (no file paths), and it loads no Node modules lazily.
+  const io = new WebIO().registerExtensions([EXTMeshoptCompression]);
   progress('reading', 5);
   const doc = await documentOf(io, data, format, name, progress);
   progress('optimizing', 70);
@@ -226,5 +227,5 @@ export function measure(doc: Document): Omit<TranslatedModel, 'glb'> {
 
 /** A GLB read back (uncompressed): its measure, as a viewer would load it. */
 export async function readGlb(glb: Uint8Array): Promise<Omit<TranslatedModel, 'glb'>> {
-  return measure(await new NodeIO().readBinary(glb));
+  return measure(await new WebIO().readBinary(glb));
 }
