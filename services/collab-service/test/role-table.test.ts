@@ -100,6 +100,25 @@ async function seedFile(
   return { filename, versionId: res.body.versionId, path: `${workspace}/${folder}/${filename}` };
 }
 
+/** An STL in `folder`, uploaded by the owner, and (when `translated`) its translation asked for. */
+async function seedModel(workspace: string, folder: string, translated = false): Promise<string> {
+  const owner = collabAs(stack.collab.app, owners.get(workspace) as TestUser);
+  const filename = `m-${randomBytes(4).toString('hex')}.stl`;
+  const stl =
+    'solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n';
+  await owner
+    .post('/v1/upload')
+    .query({ workspace, username: folder })
+    .attach('file', Buffer.from(stl), filename)
+    .expect(201);
+  if (translated)
+    await owner
+      .post('/api/viewer/translate-file')
+      .send({ workspace, filename: `${folder}/${filename}` })
+      .expect(202);
+  return `${folder}/${filename}`;
+}
+
 /** A branch `b1` of a new file in `folder`, made by the owner. */
 async function seedBranch(workspace: string, folder: string) {
   const file = await seedFile(workspace, folder);
@@ -499,6 +518,21 @@ const SAMPLES: Record<string, Sample> = {
   },
   'GET /v1/workspace/tasks': {
     request: (c, s) => c.get('/v1/workspace/tasks').query({ workspace: s.workspace, limit: 5 }),
+  },
+  'POST /api/viewer/translate-file': {
+    request: async (c, s) =>
+      c
+        .post('/api/viewer/translate-file')
+        .send({ workspace: s.workspace, filename: await seedModel(s.workspace, s.self) }),
+  },
+  'GET /api/viewer/status-map': {
+    request: (c, s) => c.get('/api/viewer/status-map').query({ workspace: s.workspace }),
+  },
+  'GET /api/viewer/models/lookup': {
+    request: async (c, s) =>
+      c
+        .get('/api/viewer/models/lookup')
+        .query({ workspace: s.workspace, filename: await seedModel(s.workspace, s.self, true) }),
   },
   'GET /v1/review-templates': {
     request: (c, s) => c.get('/v1/review-templates').query({ workspace: s.workspace }),

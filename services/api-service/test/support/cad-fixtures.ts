@@ -173,7 +173,7 @@ export function dxfDrawing(): string {
  */
 export function inventorCubeStep(): Buffer {
   const packageJson = require.resolve('occt-import-js/package.json', {
-    paths: [join(__dirname, '..', '..')],
+    paths: [join(__dirname, '..', '..', '..', '..', 'packages', 'geometry')],
   });
   return readFileSync(join(dirname(packageJson), 'test/testfiles/cube-10x10mm/Cube 10x10.stp'));
 }
