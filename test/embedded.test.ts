@@ -233,6 +233,54 @@ describe('embedded default (one process, no external services)', () => {
     expect(ranged.status).toBe(206);
     expect(await ranged.text()).toBe('racer ');
 
+    // Tasks and stats, and a model translated on the in-process bus into the local blob folder.
+    const asJson = { ...auth, 'content-type': 'application/json' };
+    const task = await fetch(`${collab}/v1/tasks`, {
+      method: 'POST',
+      headers: asJson,
+      body: JSON.stringify({ path: `embedded-ws/${me}/shared.txt`, title: 'Check the racer' }),
+    });
+    expect(task.status).toBe(201);
+    const stats = await fetch(`${collab}/v1/workspace/stats?workspace=embedded-ws`, { headers: auth });
+    expect(((await stats.json()) as { tasks: { open: number; total: number } }).tasks).toMatchObject({
+      open: 1,
+      total: 1,
+    });
+    const model = new FormData();
+    model.set('file', new Blob([binaryStlBox(10, 20, 30)]), 'cube.stl');
+    const modelUpload = await fetch(`${collab}/v1/upload?workspace=embedded-ws&username=${me}`, {
+      method: 'POST',
+      headers: auth,
+      body: model,
+    });
+    expect(modelUpload.status).toBe(201);
+    const queued = await fetch(`${collab}/api/viewer/translate-file`, {
+      method: 'POST',
+      headers: asJson,
+      body: JSON.stringify({ workspace: 'embedded-ws', filename: `${me}/cube.stl` }),
+    });
+    expect(queued.status).toBe(202);
+    const translated = await expectEventually(
+      async () => {
+        const res = await fetch(
+          `${collab}/api/viewer/models/lookup?workspace=embedded-ws&filename=${encodeURIComponent(`${me}/cube.stl`)}`,
+          { headers: auth },
+        );
+        const body = (await res.json()) as { status: string; url: string | null; triangles: number | null };
+        expect(body.status).toBe('success');
+        return body;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(translated.triangles).toBe(12);
+    const glb = await fetch(translated.url as string);
+    expect(glb.status).toBe(200);
+    expect(
+      Buffer.from(await glb.arrayBuffer())
+        .subarray(0, 4)
+        .toString('latin1'),
+    ).toBe('glTF');
+
     // Files on the embedded default: uploads to the local blob folder, processing on the in-process bus.
     const uploadOne = async (name: string, content: Buffer) => {
       const body = new FormData();
