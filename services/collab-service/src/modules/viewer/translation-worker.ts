@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { RoutingKeys } from '@hwp/contracts';
 import { type BlobStore, type Bus, type Logger, queryRows, startWorker } from '@hwp/platform';
@@ -55,14 +55,16 @@ export class TranslationWorker {
   /** Claims and runs one job; false when another worker has it or it is finished. */
   async run(id: string): Promise<boolean> {
     const staleSeconds = Math.ceil((this.options.timeoutMs + 60_000) / 1000);
-    const [claimed] = await queryRows<TranslationRow & { blob_key: string; workspace: string }>(
+    const [claimed] = await queryRows<
+      TranslationRow & { blob_key: string; source_size: string; workspace: string }
+    >(
       this.dataSource,
       `UPDATE model_translations t SET status = 'inprogress', progress = 1, attempts = attempts + 1,
               claimed_by = $2, claimed_at = now(), updated_at = now()
          FROM shared_file_versions v, workspaces w
         WHERE t.id = $1 AND v.id = t.version_id AND w.id = t.workspace_id
           AND (t.status = 'pending' OR t.status = 'inprogress' AND t.claimed_at < now() - make_interval(secs => $3))
-        RETURNING t.*, v.blob_key, w.name AS workspace`,
+        RETURNING t.*, v.blob_key, v.size AS source_size, w.name AS workspace`,
       [id, this.id, staleSeconds],
     );
     if (!claimed) {
@@ -83,9 +85,9 @@ export class TranslationWorker {
       });
     };
     await update('progress = progress', [], 'claimed');
-    let source: Buffer;
+    let source: Uint8Array;
     try {
-      source = await this.read(claimed.blob_key);
+      source = await this.read(claimed.blob_key, Number(claimed.source_size));
     } catch (error) {
       // The store is unreachable: give the job back and let the bus retry it.
       await this.dataSource.query(
@@ -115,17 +117,9 @@ export class TranslationWorker {
     const key = `translations/${claimed.workspace_id}/${id}.glb`;
     await this.blobs.put(key, glb, { contentType: 'model/gltf-binary' });
     await update(
-      `status = 'success', progress = 100, reason = NULL, glb_key = $2, glb_sha256 = $3, size = $4,
-       meshes = $5, vertices = $6, triangles = $7, bounds = $8, finished_at = now()`,
-      [
-        key,
-        createHash('sha256').update(glb).digest('hex'),
-        glb.length,
-        outcome.meshes,
-        outcome.vertices,
-        outcome.triangles,
-        JSON.stringify(outcome.bounds),
-      ],
+      `status = 'success', progress = 100, reason = NULL, glb_key = $2, size = $3,
+       meshes = $4, vertices = $5, triangles = $6, bounds = $7, finished_at = now()`,
+      [key, glb.length, outcome.meshes, outcome.vertices, outcome.triangles, JSON.stringify(outcome.bounds)],
       'done',
     );
     await this.dropSuperseded(row);
@@ -133,11 +127,18 @@ export class TranslationWorker {
     return true;
   }
 
-  private async read(key: string): Promise<Buffer> {
+  /** The source's bytes in one buffer of its own (handed to the worker thread without a copy). */
+  private async read(key: string, size: number): Promise<Uint8Array> {
     const got = await this.blobs.get(key);
-    const chunks: Buffer[] = [];
-    for await (const chunk of got.body) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    const data = new Uint8Array(new ArrayBuffer(size));
+    let at = 0;
+    for await (const chunk of got.body as AsyncIterable<Buffer>) {
+      if (at + chunk.length > size) throw new Error(`${key} is longer than its recorded ${size} bytes`);
+      data.set(chunk, at);
+      at += chunk.length;
+    }
+    if (at !== size) throw new Error(`${key} has ${at} bytes, not the recorded ${size}`);
+    return data;
   }
 
   /** The conversion in a worker thread: progress as it goes, a time and heap limit, a crash is a failure. */
@@ -145,8 +146,7 @@ export class TranslationWorker {
     input: TranslateInput,
     progress: (stage: string, progress: number) => Promise<void>,
   ): Promise<Outcome> {
-    const data = new Uint8Array(input.data.byteLength);
-    data.set(input.data);
+    const { data } = input;
     return new Promise((resolve) => {
       const worker = startWorker({
         callerFile: __filename,

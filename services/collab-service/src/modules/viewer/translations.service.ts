@@ -33,7 +33,6 @@ export interface TranslationRow {
   reason: string | null;
   attempts: number;
   glb_key: string | null;
-  glb_sha256: string | null;
   size: string | null;
   meshes: number | null;
   vertices: string | null;
@@ -232,14 +231,15 @@ export class TranslationsService {
       `SELECT * FROM model_translations WHERE id = $1 AND status = 'success'`,
       [id],
     );
-    if (!row?.glb_key || !row.glb_sha256) throw new NotFoundError('No such model');
+    if (!row?.glb_key) throw new NotFoundError('No such model');
     const stem = row.name.slice(row.name.indexOf('/') + 1).replace(/\.[^.]*$/, '');
     await serveBlob(
       this.blobs,
       {
         key: row.glb_key,
         size: Number(row.size),
-        sha256: row.glb_sha256,
+        // A model's GLB never changes: its id is a strong validator.
+        sha256: row.id,
         modified: row.finished_at ?? row.updated_at,
         contentType: 'model/gltf-binary',
         filename: `${stem}.glb`,

@@ -27,7 +27,6 @@ export class CreateModelTranslations1764400000000 implements MigrationInterface 
         claimed_by text,
         claimed_at timestamptz,
         glb_key text,
-        glb_sha256 text,
         size bigint,
         meshes integer,
         vertices bigint,
