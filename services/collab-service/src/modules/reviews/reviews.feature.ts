@@ -6,6 +6,7 @@ import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feat
 import { DueSoonScanner } from './due-soon';
 import { CreateReviews1764300000000 } from './migrations/1764300000000-CreateReviews';
 import { DueSoonNotices1764300000100 } from './migrations/1764300000100-DueSoonNotices';
+import { StatsIndexes1764300000200 } from './migrations/1764300000200-StatsIndexes';
 import { ReviewsService } from './reviews.service';
 import {
   addReviewTask,
@@ -39,7 +40,7 @@ export const reviewsFeature = defineFeature<
   { events: EventsModule; 'workspace-access': WorkspaceAccessExports; 'shared-files': SharedFilesExports }
 >({
   name: 'reviews',
-  migrations: [CreateReviews1764300000000, DueSoonNotices1764300000100],
+  migrations: [CreateReviews1764300000000, DueSoonNotices1764300000100, StatsIndexes1764300000200],
   build: (
     { dataSource, bus, config, logger },
     { events, 'workspace-access': access, 'shared-files': shared },
