@@ -214,14 +214,14 @@ export function measure(doc: Document): Omit<TranslatedModel, 'glb'> {
   }
   const scene = doc.getRoot().getDefaultScene() ?? doc.getRoot().listScenes()[0];
   const box = scene ? getBounds(scene) : null;
-  const finite = box && box.min.every(Number.isFinite);
   return {
     meshes: meshes.length,
     vertices,
     triangles: Math.round(triangles),
-    bounds: finite
-      ? { min: box.min as [number, number, number], max: box.max as [number, number, number] }
-      : { min: [0, 0, 0], max: [0, 0, 0] },
+    bounds:
+      box?.min.every(Number.isFinite) === true
+        ? { min: box.min as [number, number, number], max: box.max as [number, number, number] }
+        : { min: [0, 0, 0], max: [0, 0, 0] },
   };
 }
 

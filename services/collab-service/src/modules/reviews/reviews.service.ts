@@ -83,6 +83,17 @@ export async function memberByEmail(
   return invited.length > 0 ? { id: null, email: email.toLowerCase(), username: null } : null;
 }
 
+/** A reviewer: a member or an invited address (400 otherwise). */
+async function reviewerOf(manager: EntityManager, access: WorkspaceScope, email: string) {
+  const reviewer = await memberByEmail(manager, access, email);
+  if (!reviewer) {
+    throw new ValidationError(`${email} is not a member of ${access.name}, nor invited to it`, [
+      { field: 'reviewerEmail', message: 'not a member or invited' },
+    ]);
+  }
+  return reviewer;
+}
+
 /** An email through the API host's notifier (outbox, in the caller's transaction); `system` for scheduled ones. */
 export async function notifyByEmail(
   bus: Bus,
@@ -186,13 +197,7 @@ export class ReviewsService {
   ): Promise<DesignReview> {
     const path = pathOf(parsePath(request.path));
     return this.dataSource.transaction(async (manager) => {
-      const reviewer = await memberByEmail(manager, access, request.reviewerEmail);
-      if (!reviewer) {
-        throw new ValidationError(
-          `${request.reviewerEmail} is not a member of ${access.name}, nor invited to it`,
-          [{ field: 'reviewerEmail', message: 'not a member or invited' }],
-        );
-      }
+      const reviewer = await reviewerOf(manager, access, request.reviewerEmail);
       if (request.versionId) {
         const target = parsePath(path);
         const found: unknown[] = await manager.query(
@@ -271,16 +276,9 @@ export class ReviewsService {
         if (isReopen(row.status, request.status) && !atLeast(access.role, 'manager'))
           throw new ForbiddenError('Reopening a review needs the manager role or higher');
       }
-      let reviewer: { id: string | null; email: string } | null = null;
-      if (request.reviewerEmail) {
-        reviewer = await memberByEmail(manager, access, request.reviewerEmail);
-        if (!reviewer) {
-          throw new ValidationError(
-            `${request.reviewerEmail} is not a member of ${access.name}, nor invited to it`,
-            [{ field: 'reviewerEmail', message: 'not a member or invited' }],
-          );
-        }
-      }
+      const reviewer = request.reviewerEmail
+        ? await reviewerOf(manager, access, request.reviewerEmail)
+        : null;
       await manager.query(
         `UPDATE design_reviews SET status = coalesce($3, status),
            reviewer_email = coalesce($4, reviewer_email), reviewer_id = CASE WHEN $4::text IS NULL THEN reviewer_id ELSE $5::uuid END,

@@ -303,10 +303,10 @@ describe('tasks and stats', () => {
       reviews.push(last);
     }
     const countBy = <T extends { status: string }>(items: T[]) =>
-      items.reduce<Record<string, number>>(
-        (acc, x) => ({ ...acc, [x.status]: (acc[x.status] ?? 0) + 1 }),
-        {},
-      );
+      items.reduce<Record<string, number>>((acc, x) => {
+        acc[x.status] = (acc[x.status] ?? 0) + 1;
+        return acc;
+      }, {});
     const finished = ['done', 'completed', 'canceled'];
     const overdue = (items: { status: string; dueAt: string | null }[]) =>
       items.filter((x) => x.dueAt && x.dueAt < new Date().toISOString() && !finished.includes(x.status))

@@ -9,7 +9,8 @@ import {
   parseRangeHeader,
   ValidationError,
 } from '@hwp/platform';
-import type { Request, Response } from 'express';
+import cors from 'cors';
+import type { Request, RequestHandler, Response } from 'express';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
 import { liveFile } from './file-guards';
 import { checkFilename, type FilePath } from './file-paths';
@@ -18,6 +19,20 @@ import type { SharedFilesService } from './shared-files.service';
 /** Nothing served may run in our origin (an uploaded SVG or HTML). */
 const SERVE_CSP = "default-src 'none'; sandbox";
 const DEFAULT_SIGNED_TTL_MS = 15 * 60 * 1000;
+
+/** CORS of the routes that serve bytes (GET/HEAD with ranges) to the configured origins (`*`: any). */
+export function servingCors(corsOrigins: string): RequestHandler {
+  const origins = corsOrigins
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  return cors({
+    origin: origins.includes('*') ? '*' : origins,
+    methods: ['GET', 'HEAD'],
+    allowedHeaders: ['Range', 'If-Range', 'If-None-Match', 'Authorization'],
+    exposedHeaders: ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length', 'Last-Modified'],
+  });
+}
 
 /** `/v1/serve/<workspace>/<username>/<filename>` with each segment percent-encoded: what a signature covers. */
 export function servePath(p: FilePath): string {

@@ -1,7 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { resolve } from 'node:path';
 import { defineFeature, persistentSecret } from '@hwp/platform';
-import cors from 'cors';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import { fromQuery } from '../workspaces/workspace-access';
@@ -10,7 +9,7 @@ import { WorkspaceScope } from '../workspaces/workspace-scope';
 import { FileBranchesService } from './file-branches.service';
 import { FileComments } from './file-comments.service';
 import { FileLocksService } from './file-locks.service';
-import { UrlSigner } from './file-serving';
+import { servingCors, UrlSigner } from './file-serving';
 import { CreateSharedFiles1764200000000 } from './migrations/1764200000000-CreateSharedFiles';
 import { fromPath, workspaceLimiter } from './routes/file-routing';
 import {
@@ -110,15 +109,7 @@ export const sharedFilesFeature = defineFeature<
       fromPath(),
       'Too many lock requests; try again in a minute',
     );
-    const origins = config.CORS_ORIGINS.split(',')
-      .map((o) => o.trim())
-      .filter(Boolean);
-    const serveCors = cors({
-      origin: origins.includes('*') ? '*' : origins,
-      methods: ['GET', 'HEAD'],
-      allowedHeaders: ['Range', 'If-Range', 'If-None-Match', 'Authorization'],
-      exposedHeaders: ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length', 'Last-Modified'],
-    });
+    const serveCors = servingCors(config.CORS_ORIGINS);
     const scopeOf = async (name: string) => {
       const rows: { id: string; name: string }[] = await dataSource.query(
         'SELECT id, name FROM workspaces WHERE name = $1',

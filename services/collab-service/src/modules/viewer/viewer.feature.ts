@@ -1,7 +1,7 @@
 import { defineFeature } from '@hwp/platform';
-import cors from 'cors';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
+import { servingCors } from '../shared-files/file-serving';
 import type { SharedFilesExports } from '../shared-files/shared-files.feature';
 import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
 import { CreateModelTranslations1764400000000 } from './migrations/1764400000000-CreateModelTranslations';
@@ -49,15 +49,7 @@ export const viewerFeature = defineFeature<
         memoryMb: config.TRANSLATION_MEMORY_MB,
       },
     );
-    const origins = config.CORS_ORIGINS.split(',')
-      .map((o) => o.trim())
-      .filter(Boolean);
-    const glbCors = cors({
-      origin: origins.includes('*') ? '*' : origins,
-      methods: ['GET', 'HEAD'],
-      allowedHeaders: ['Range', 'If-Range', 'If-None-Match'],
-      exposedHeaders: ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length'],
-    });
+    const glbCors = servingCors(config.CORS_ORIGINS);
     return {
       routes: access.routes([
         translateFile(translations),
