@@ -1,6 +1,4 @@
-import { Document, type Buffer as GltfBuffer, getBounds, type Primitive, WebIO } from '@gltf-transform/core';
-import { EXTMeshoptCompression } from '@gltf-transform/extensions';
-import { dedup, prune, simplify, weld } from '@gltf-transform/functions';
+import type { Document, Buffer as GltfBuffer, Primitive, WebIO } from '@gltf-transform/core';
 import { readBrep } from './brep';
 import { MeshParseError, parseObj, parseStl } from './mesh';
 
@@ -41,6 +39,18 @@ export interface TranslatedModel {
 
 /** A stage of a translation and the share of the work done when it starts (0-100). */
 export type TranslateProgress = (stage: string, progress: number) => void;
+
+/**
+ * @gltf-transform, loaded on first use: the API host's file analysis needs only the parsers of this
+ * package, and loading glTF-Transform would cost each of its worker threads a quarter second.
+ */
+function gltf() {
+  return {
+    ...(require('@gltf-transform/core') as typeof import('@gltf-transform/core')),
+    ...(require('@gltf-transform/extensions') as typeof import('@gltf-transform/extensions')),
+    ...(require('@gltf-transform/functions') as typeof import('@gltf-transform/functions')),
+  };
+}
 
 /** Flat (per-facet) normals of a triangle soup, so a viewer shades CAD edges sharp. */
 function facetNormals(positions: Float32Array): Float32Array {
@@ -128,6 +138,7 @@ async function documentOf(
       );
     }
   }
+  const { Document, weld } = gltf();
   const doc = new Document();
   const buffer = doc.createBuffer();
   doc.getRoot().setDefaultScene(doc.createScene(name));
@@ -168,6 +179,7 @@ export async function translateModel(
   progress: TranslateProgress = () => {},
   name = 'model',
 ): Promise<TranslatedModel> {
+  const { WebIO, EXTMeshoptCompression, dedup, prune, simplify, weld } = gltf();
   // WebIO: everything is in memory (no file paths), and it loads no Node modules lazily.
   const io = new WebIO().registerExtensions([EXTMeshoptCompression]);
   progress('reading', 5);
@@ -213,7 +225,7 @@ export function measure(doc: Document): Omit<TranslatedModel, 'glb'> {
     }
   }
   const scene = doc.getRoot().getDefaultScene() ?? doc.getRoot().listScenes()[0];
-  const box = scene ? getBounds(scene) : null;
+  const box = scene ? gltf().getBounds(scene) : null;
   return {
     meshes: meshes.length,
     vertices,
@@ -227,5 +239,6 @@ export function measure(doc: Document): Omit<TranslatedModel, 'glb'> {
 
 /** A GLB read back (uncompressed): its measure, as a viewer would load it. */
 export async function readGlb(glb: Uint8Array): Promise<Omit<TranslatedModel, 'glb'>> {
+  const { WebIO } = gltf();
   return measure(await new WebIO().readBinary(glb));
 }
