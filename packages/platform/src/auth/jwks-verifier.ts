@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { AppError, UnauthorizedError, UnavailableError } from '../errors';
 
 // jose is ESM only, so its types are resolved as an ES module's; import types, since Biome does not
@@ -23,6 +24,8 @@ export interface AccessTokenVerifierOptions {
   cooldownMs?: number;
   /** Timeout of one key-set fetch. Default 5 s. */
   timeoutMs?: number;
+  /** Verified tokens remembered (by hash, until they expire), so a token is verified once. Default 10,000. */
+  cacheSize?: number;
 }
 
 /** An access token whose signature, algorithm, issuer, audience and lifetime were checked. */
@@ -111,32 +114,51 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
     return getKey;
   };
 
+  // Verified tokens by their sha256, oldest first (a Map keeps insertion order). Only successes are
+  // kept; revocation is checked by the caller on every request, so a cached token still ends with
+  // its session.
+  const verified = new Map<string, VerifiedAccessToken>();
+  const cacheSize = options.cacheSize ?? 10_000;
+
   return {
     async verify(token) {
-      const { jwtVerify } = loadJose();
-      let payload: JWTPayload;
-      try {
-        ({ payload } = await jwtVerify(token, keyResolver(), {
-          algorithms,
-          issuer: options.issuer,
-          audience: options.audience,
-          requiredClaims: ['sub', 'exp', 'session_id'],
-        }));
-      } catch (error) {
-        if (error instanceof AppError) throw error;
-        if (joseCode(error) === 'ERR_JWT_EXPIRED') {
-          throw new AppError('token_expired', 401, 'The access token has expired; refresh it');
-        }
-        throw new UnauthorizedError('Invalid access token');
+      const key = createHash('sha256').update(token).digest('base64url');
+      const known = verified.get(key);
+      if (known) {
+        if (known.expiresAt.getTime() > Date.now()) return known;
+        verified.delete(key);
       }
-      return {
-        userId: requiredString(payload, 'sub'),
-        sessionId: requiredString(payload, 'session_id'),
-        email: optionalString(payload, 'email'),
-        phone: optionalString(payload, 'phone'),
-        expiresAt: new Date((payload.exp as number) * 1000),
-        claims: { ...payload },
-      };
+      const result = await verifyOnce(token);
+      if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
+      verified.set(key, result);
+      return result;
     },
   };
+
+  async function verifyOnce(token: string): Promise<VerifiedAccessToken> {
+    const { jwtVerify } = loadJose();
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, keyResolver(), {
+        algorithms,
+        issuer: options.issuer,
+        audience: options.audience,
+        requiredClaims: ['sub', 'exp', 'session_id'],
+      }));
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      if (joseCode(error) === 'ERR_JWT_EXPIRED') {
+        throw new AppError('token_expired', 401, 'The access token has expired; refresh it');
+      }
+      throw new UnauthorizedError('Invalid access token');
+    }
+    return {
+      userId: requiredString(payload, 'sub'),
+      sessionId: requiredString(payload, 'session_id'),
+      email: optionalString(payload, 'email'),
+      phone: optionalString(payload, 'phone'),
+      expiresAt: new Date((payload.exp as number) * 1000),
+      claims: { ...payload },
+    };
+  }
 }

@@ -126,12 +126,18 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
       );
     req.collabUser = user;
   };
-  // Requests that fail authentication count against their address before credentials are checked.
-  const requireUser: RequestHandler = (req, res, next) =>
-    unauthenticatedLimit(req, res, (error?: unknown) => {
-      if (error) return next(error);
-      signIn(req).then(() => next(), next);
-    });
+  // A request with valid credentials goes on without touching the failure counter (no database
+  // round trip). One without them is answered by the limiter: 429 once its address is over the
+  // limit, else its 401, which counts against the address.
+  const requireUser: RequestHandler = (req, res, next) => {
+    signIn(req).then(
+      () => next(),
+      (error: unknown) => {
+        if (!(error instanceof AppError && error.status === 401)) return next(error);
+        unauthenticatedLimit(req, res, (limited?: unknown) => next(limited ?? error));
+      },
+    );
+  };
 
   function mount(api: ApiRouter): void {
     api.route({

@@ -12,8 +12,7 @@ import {
 import cors from 'cors';
 import type { Request, RequestHandler, Response } from 'express';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
-import { liveFile } from './file-guards';
-import { checkFilename, type FilePath } from './file-paths';
+import { checkFilename, type FilePath, pathOf } from './file-paths';
 import type { SharedFilesService } from './shared-files.service';
 
 /** Nothing served may run in our origin (an uploaded SVG or HTML). */
@@ -142,10 +141,8 @@ export async function serveFile(
   req: Request,
   res: Response,
 ): Promise<void> {
-  const repo = files.repo(access);
-  const file = await liveFile(repo, target);
-  const head = await repo.head(file);
-  if (!head) throw new NotFoundError('The file has no version');
+  const head = await files.repo(access).liveHead(target.username, target.filename);
+  if (!head) throw new NotFoundError(`No file ${pathOf(target)}`);
   await serveBlob(
     files.blobs,
     {

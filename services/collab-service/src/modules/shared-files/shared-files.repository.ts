@@ -95,6 +95,17 @@ export class SharedFilesRepository {
     return rows[0] ?? null;
   }
 
+  /** A live file's current version in one statement (what serving needs), or null. */
+  async liveHead(username: string, filename: string): Promise<VersionRow | null> {
+    const rows = await this.query<VersionRow>(
+      `SELECT ${VERSION_COLUMNS} FROM shared_files f
+         JOIN shared_file_versions v ON v.id = f.current_version_id JOIN collab_users u ON u.id = v.author_id
+        WHERE f.workspace_id = $1 AND f.username = $2 AND f.filename = $3 AND f.deleted_at IS NULL`,
+      [this.scope.id, username, filename],
+    );
+    return rows[0] ?? null;
+  }
+
   async byId(id: string, lock = false): Promise<FileRow | null> {
     const rows = await this.query<FileRow>(
       `SELECT * FROM shared_files WHERE workspace_id = $1 AND id = $2 ${lock ? 'FOR UPDATE' : ''}`,
