@@ -13,7 +13,7 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { type Page, PageOf, PageQuery } from './paging';
+import { PageOf, PageQuery } from './paging';
 import {
   PART_DOMAINS,
   PART_LIFECYCLES,
@@ -182,6 +182,11 @@ export class ListPartsQuery extends PageQuery {
   @IsOptional()
   @IsIn(['asc', 'desc'])
   dir?: 'asc' | 'desc';
+
+  /** `exact`: count every match. By default the total is exact up to 1,000 matches, then estimated. */
+  @IsOptional()
+  @IsIn(['exact'])
+  count?: 'exact';
 }
 
 export class Part {
@@ -254,5 +259,8 @@ export class Part {
   updatedAt: string;
 }
 
-export const PartList = PageOf(Part, 'PartList');
-export type PartList = Page<Part>;
+/** A page of parts; `totalExact: false` when `total` is the planner's estimate (over 1,000 matches). */
+export class PartList extends PageOf(Part, 'PartPage') {
+  @IsBoolean()
+  totalExact: boolean;
+}

@@ -12,6 +12,9 @@ const SORT_COLUMNS: Record<PartSortKey, string> = {
   updated_at: 'p.updated_at',
 };
 
+/** Matches counted exactly before the total becomes an estimate (`count=exact` counts all). */
+export const COUNT_BOUND = 1000;
+
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, '\\$&');
 
 /**
@@ -43,8 +46,13 @@ export class PartsRepository {
     return part;
   }
 
-  /** A page of the search of section 4.6; id breaks ties so pages neither repeat nor skip parts. */
-  search(query: ListPartsQuery): Promise<[PartEntity[], number]> {
+  /**
+   * A page of the search of section 4.6; id breaks ties so pages neither repeat nor skip parts. The
+   * total is exact up to COUNT_BOUND matches (or always, with `count=exact`); above it, the planner's
+   * estimate, flagged by `exact: false`: an exact count of a common word reads every match.
+   * The page and the count run at once.
+   */
+  async search(query: ListPartsQuery): Promise<{ rows: PartEntity[]; total: number; exact: boolean }> {
     const page = query.page ?? 1;
     const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
     const dir = query.dir === 'desc' ? 'DESC' : 'ASC';
@@ -61,12 +69,32 @@ export class PartsRepository {
     if (query.domain) qb.andWhere('p.domain = :domain', { domain: query.domain });
     if (query.lifecycle) qb.andWhere('p.lifecycle = :lifecycle', { lifecycle: query.lifecycle });
     if (query.tag) qb.andWhere('p.tags @> ARRAY[:tag]::text[]', { tag: query.tag });
-    return qb
+    const [matching, params] = qb.clone().select('1').getQueryAndParameters();
+    const pageRows = qb
       .orderBy(SORT_COLUMNS[query.sort ?? 'part_number'], dir)
       .addOrderBy('p.id', dir)
       .offset((page - 1) * pageSize)
       .limit(pageSize)
-      .getManyAndCount();
+      .getMany();
+    const counted = this.manager.query(
+      query.count === 'exact'
+        ? `SELECT count(*)::int AS n FROM (${matching}) s`
+        : `SELECT count(*)::int AS n FROM (${matching} LIMIT ${COUNT_BOUND + 1}) s`,
+      params,
+    ) as Promise<{ n: number }[]>;
+    const [rows, [{ n }]] = await Promise.all([pageRows, counted]);
+    if (query.count === 'exact' || n <= COUNT_BOUND) return { rows, total: n, exact: true };
+    const [plan]: { 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[] = await this.manager.query(
+      `EXPLAIN (FORMAT JSON) ${matching}`,
+      params,
+    );
+    // Never below what was counted, and never below the rows the pages already reached.
+    const estimate = Math.max(
+      Math.round(plan['QUERY PLAN'][0].Plan['Plan Rows']),
+      n,
+      (page - 1) * pageSize + rows.length,
+    );
+    return { rows, total: estimate, exact: false };
   }
 
   insert(row: Omit<PartEntity, 'workspaceId'>): Promise<PartEntity> {

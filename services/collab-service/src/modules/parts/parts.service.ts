@@ -108,7 +108,7 @@ export class PartsService {
   }
 
   async list(workspace: WorkspaceScope, query: ListPartsQuery): Promise<PartList> {
-    const [rows, total] = await this.partsIn(workspace).search(query);
+    const { rows, total, exact } = await this.partsIn(workspace).search(query);
     const names = await usernames(
       this.dataSource.manager,
       rows.map((r) => r.createdBy),
@@ -116,6 +116,7 @@ export class PartsService {
     return {
       items: rows.map((r) => presentPart(r, workspace.name, names)),
       total,
+      totalExact: exact,
       page: query.page ?? 1,
       pageSize: query.pageSize ?? DEFAULT_PAGE_SIZE,
     };

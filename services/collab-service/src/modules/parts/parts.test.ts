@@ -84,6 +84,34 @@ describe('parts: create and search', () => {
     expect(numbers(await list(t, { q: '100%' }))).toEqual([]);
   });
 
+  test('totals are exact up to 1,000 matches, then an estimate flagged as such; count=exact counts all', async () => {
+    const w = await teamWorkspace(stack, 'parts-count');
+    await stack.collab.deps.dataSource.query(
+      `INSERT INTO parts (id, workspace_id, part_number, name, domain, uom, lifecycle, tags, attributes, created_by)
+       SELECT gen_random_uuid(), w.id, 'W-' || lpad(i::text, 5, '0'), 'Flat washer ' || i, 'mechanical', 'each',
+              'prototype', ARRAY['bulk'], '{}'::jsonb, $2
+         FROM workspaces w, generate_series(1, 1200) i WHERE w.name = $1`,
+      [w.workspace, w.owner.user.id],
+    );
+    await stack.collab.deps.dataSource.query('ANALYZE parts');
+    const page = (query: Record<string, unknown>) =>
+      as(w.viewer)
+        .get('/v1/parts')
+        .query({ workspace: w.workspace, pageSize: 10, ...query })
+        .expect(200)
+        .then((r) => r.body as PartList);
+    const common = await page({ q: 'washer' });
+    expect(common.totalExact).toBe(false);
+    expect(common.total).toBeGreaterThan(1000);
+    expect(common.items.map((p) => p.partNumber)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `W-${String(i + 1).padStart(5, '0')}`),
+    );
+    expect(await page({ q: 'washer', count: 'exact' })).toMatchObject({ total: 1200, totalExact: true });
+    expect(await page({ q: 'washer 11' })).toMatchObject({ total: 111, totalExact: true });
+    expect(await page({ q: 'w-0000' })).toMatchObject({ total: 9, totalExact: true });
+    await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, count: 'approximate' }).expect(400);
+  });
+
   test('filters by tag, domain and lifecycle', async () => {
     expect(numbers(await list(t, { tag: 'steel' }))).toEqual(['BRK-100', 'GLU-400']);
     expect(numbers(await list(t, { domain: 'electronic' }))).toEqual(['RES-200']);
