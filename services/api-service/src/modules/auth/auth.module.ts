@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import {
   type ApiRouter,
+  AppError,
   clientKey,
   createFailureLimiter,
   createRateLimiter,
@@ -121,9 +122,14 @@ export function createAuthModule(
     limit: config.RATE_LIMIT_STANDARD_PER_WINDOW,
     windowMs: config.RATE_LIMIT_WINDOW_MS,
   });
-  // Requests that fail authentication count against their address before the token is checked.
+  // A request with a valid token goes on without touching the failure counter (no database round
+  // trip). One without is answered by the limiter: 429 once its address is over the limit, else
+  // its 401, which counts against the address.
   const authenticate: RequestHandler = (req, res, next) =>
-    unauthenticatedLimit(req, res, (error?: unknown) => (error ? next(error) : verifyToken(req, res, next)));
+    verifyToken(req, res, (error?: unknown) => {
+      if (!(error instanceof AppError && error.status === 401)) return next(error);
+      unauthenticatedLimit(req, res, (limited?: unknown) => next(limited ?? error));
+    });
   const failureWindowMs = config.LOGIN_FAILURE_WINDOW_MINUTES * 60_000;
   const standardLimit = createRateLimiter(limiterDeps, {
     name: 'standard',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AccessTokenClaims } from '@hwp/contracts';
 import {
   AppError,
@@ -7,7 +8,7 @@ import {
   currentContext,
   UnauthorizedError,
 } from '@hwp/platform';
-import type { CookieOptions, Request, RequestHandler, Response } from 'express';
+import type { CookieOptions, NextFunction, Request, RequestHandler, Response } from 'express';
 import jwt from 'jsonwebtoken';
 import { Passport } from 'passport';
 import { ExtractJwt, Strategy as JwtStrategy } from 'passport-jwt';
@@ -91,6 +92,8 @@ export function clearSessionCookies(res: Response, settings: CookieSettings): vo
 }
 
 const fromBearer = ExtractJwt.fromAuthHeaderAsBearerToken();
+/** Verified access tokens remembered per process. */
+const VERIFIED_TOKENS_KEPT = 10_000;
 
 /** Bearer header first; the access cookie only when no header is sent. */
 function extractToken(req: Request): string | null {
@@ -122,6 +125,23 @@ export function createAuthenticator(
   settings: AuthenticatorSettings,
 ): { authenticate: RequestHandler } {
   const passport = new Passport();
+  // Claims of verified tokens by the token's sha256, until the token expires (bounded, oldest out
+  // first): a token's signature is checked once. Its session is still checked on every request.
+  const verified = new Map<string, AccessTokenClaims>();
+  const hashOf = (token: string) => createHash('sha256').update(token).digest('base64url');
+  const remember = (token: string, claims: AccessTokenClaims) => {
+    if (verified.size >= VERIFIED_TOKENS_KEPT) verified.delete(verified.keys().next().value as string);
+    verified.set(hashOf(token), claims);
+  };
+  const recalled = (token: string): AccessTokenClaims | undefined => {
+    const key = hashOf(token);
+    const claims = verified.get(key);
+    if (claims && claims.exp * 1000 <= Date.now()) {
+      verified.delete(key);
+      return undefined;
+    }
+    return claims;
+  };
   const algorithms = [...new Set([...settings.keys.verification.values()].map((k) => k.alg))];
   passport.use(
     new JwtStrategy(
@@ -143,6 +163,8 @@ export function createAuthenticator(
       (req: Request, claims: AccessTokenClaims, done: (error: unknown, user?: Principal | false) => void) => {
         // jsonwebtoken accepts a token without exp: one that never expires is refused here.
         if (!claims.sub || !claims.session_id || typeof claims.exp !== 'number') return done(null, false);
+        const raw = extractToken(req);
+        if (raw) remember(raw, claims);
         sessions.isAlive(claims.session_id, claims.sub).then(
           (alive) =>
             done(
@@ -163,7 +185,37 @@ export function createAuthenticator(
     ),
   );
 
+  /** A request whose token was verified before: only the session is checked (its own short cache). */
+  const fromCache = (req: Request, res: Response, next: NextFunction, claims: AccessTokenClaims) => {
+    sessions.isAlive(claims.session_id, claims.sub).then((alive) => {
+      if (!alive) return next(new UnauthorizedError('Invalid access token, or its session has ended'));
+      const user: Principal = {
+        id: claims.sub,
+        sessionId: claims.session_id,
+        email: claims.email ?? '',
+        phone: claims.phone ?? '',
+        via: req.authVia ?? 'bearer',
+      };
+      accept(req, res, next, user);
+    }, next);
+  };
+
+  const accept = (req: Request, _res: Response, next: NextFunction, user: Principal) => {
+    try {
+      if (user.via === 'cookie') checkCsrf(req, user.sessionId, settings.csrfSecret);
+    } catch (csrfError) {
+      return next(csrfError);
+    }
+    req.user = user;
+    const context = currentContext();
+    if (context) context.userId = user.id;
+    next();
+  };
+
   const authenticate: RequestHandler = (req, res, next) => {
+    const raw = extractToken(req);
+    const known = raw ? recalled(raw) : undefined;
+    if (known) return fromCache(req, res, next, known);
     passport.authenticate(
       'jwt',
       { session: false },
@@ -182,15 +234,7 @@ export function createAuthenticator(
             ),
           );
         }
-        try {
-          if (user.via === 'cookie') checkCsrf(req, user.sessionId, settings.csrfSecret);
-        } catch (csrfError) {
-          return next(csrfError);
-        }
-        req.user = user;
-        const context = currentContext();
-        if (context) context.userId = user.id;
-        next();
+        accept(req, res, next, user);
       },
     )(req, res, next);
   };
