@@ -27,8 +27,33 @@ function displayNameOf(email: string, first?: string | null, last?: string | nul
  * Collaboration users, kept in step with the API host: created on first sight of a token (or of a
  * `user.updated.v1` event, whichever comes first) and updated by those events.
  */
+/** How long a user row read for a request is reused, and how many are kept. */
+const USER_TTL_MS = 5_000;
+const USERS_KEPT = 10_000;
+
 export class UsersService {
   constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Users read for requests, reused for a few seconds: each request of a signed-in user would read
+   * the row again. Changes made here drop the entry; one made on another replica (a username
+   * claimed there, an email synced there) shows here within USER_TTL_MS.
+   */
+  private readonly recent = new Map<string, { user: CollabUserEntity; until: number }>();
+
+  private remembered(id: string): CollabUserEntity | undefined {
+    const entry = this.recent.get(id);
+    if (!entry) return undefined;
+    if (entry.until > Date.now()) return entry.user;
+    this.recent.delete(id);
+    return undefined;
+  }
+
+  private remember(user: CollabUserEntity): CollabUserEntity {
+    if (this.recent.size >= USERS_KEPT) this.recent.delete(this.recent.keys().next().value as string);
+    this.recent.set(user.id, { user, until: Date.now() + USER_TTL_MS });
+    return user;
+  }
 
   /** A username nobody has: the email's local part, then with a numeric or random suffix. */
   private async freeUsername(manager: EntityManager, base: string): Promise<string> {
@@ -86,9 +111,11 @@ export class UsersService {
 
   /** The caller of a request: known users in one read (no transaction); new ones are created. */
   async ensureFromToken(identity: { id: string; email: string }): Promise<CollabUserEntity> {
+    const recent = this.remembered(identity.id);
+    if (recent) return recent;
     const known = await this.byId(identity.id);
-    if (known) return known;
-    return this.dataSource.transaction((manager) => this.ensure(manager, identity));
+    if (known) return this.remember(known);
+    return this.remember(await this.dataSource.transaction((manager) => this.ensure(manager, identity)));
   }
 
   async byId(id: string): Promise<CollabUserEntity | null> {
@@ -100,18 +127,21 @@ export class UsersService {
   }
 
   /** Takes a preferred username when it is free (`POST /v1/users/init`). */
-  claimUsername(user: CollabUserEntity, username: string): Promise<CollabUserEntity> {
-    if (user.username === username) return Promise.resolve(user);
-    return this.dataSource.transaction(async (manager) => {
+  async claimUsername(user: CollabUserEntity, username: string): Promise<CollabUserEntity> {
+    if (user.username === username) return user;
+    const claimed = await this.dataSource.transaction(async (manager) => {
       const holder = await manager.findOneBy(CollabUserEntity, { username });
       if (holder) return user;
       await manager.update(CollabUserEntity, { id: user.id }, { username, updatedAt: new Date() });
       return { ...user, username };
     });
+    this.recent.delete(user.id);
+    return claimed;
   }
 
   /** `user.updated.v1` from the API host: email and display name follow; the username stays. */
   async apply(manager: EntityManager, data: UserUpdatedData): Promise<void> {
+    this.recent.delete(data.userId);
     const email = data.email ?? '';
     const user = await this.ensure(manager, {
       id: data.userId,

@@ -1,3 +1,4 @@
+import { type CollabEventPublishedData, RoutingKeys } from '@hwp/contracts';
 import { type ApiRouter, defineFeature, ForbiddenError, type RouteMount } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import type { CollabConfig } from '../../config';
@@ -60,7 +61,23 @@ export const workspaceAccessFeature = defineFeature<
     };
     const routing = (api: ApiRouter): CollabRouting => ({ api, requireUser, requireUserOrKey, roles });
     const mount = (list: CollabRoute[]): RouteMount[] => list.map((route) => (api) => route(routing(api)));
+    // Every replica drops the memberships it keeps when a workspace's members change anywhere.
+    const consumers = () =>
+      deps.bus.subscribe(
+        { consumer: 'membership-cache', patterns: [RoutingKeys.collabEvent], broadcast: true, prefetch: 50 },
+        async (envelope) => {
+          const data = envelope.data as Partial<CollabEventPublishedData> | null;
+          const event = data?.event as { type?: string; data?: { kind?: string } } | undefined;
+          if (
+            typeof data?.workspaceId === 'string' &&
+            event?.type === 'update' &&
+            event.data?.kind === 'member'
+          )
+            roles.cache.dropWorkspace(data.workspaceId);
+        },
+      );
     return {
+      consumers,
       routes: mount([createApiKey(keys), listApiKeys(keys), revokeApiKey(keys)]),
       exports: { roles, keys, routes: mount },
     };

@@ -51,20 +51,64 @@ export function requestWorkspace(req: Request): WorkspaceScope {
   return req.workspace;
 }
 
+/** How long a membership read is reused (a backstop: changes drop it at once, see MembershipCache). */
+const MEMBERSHIP_TTL_MS = 5_000;
+const MEMBERSHIPS_KEPT = 10_000;
+
+/**
+ * Memberships read recently, per process: each request of a member would otherwise read its role
+ * again. Only memberships are kept (a non-member is always looked up, so someone just added gets in
+ * at once). A workspace's entries are dropped when its members change: by this process after the
+ * change commits, and on every replica when the member `update` event arrives. A read that began
+ * before a drop is not kept (the generation moved), and nothing is kept longer than 5 seconds.
+ */
+export class MembershipCache {
+  private readonly entries = new Map<string, { access: WorkspaceAccess; until: number }>();
+  generation = 0;
+
+  get(userId: string, name: string): WorkspaceAccess | undefined {
+    const key = `${userId}|${name}`;
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.until > Date.now()) return entry.access;
+    this.entries.delete(key);
+    return undefined;
+  }
+
+  set(userId: string, name: string, access: WorkspaceAccess, generation: number): void {
+    if (generation !== this.generation) return;
+    if (this.entries.size >= MEMBERSHIPS_KEPT)
+      this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(`${userId}|${name}`, { access, until: Date.now() + MEMBERSHIP_TTL_MS });
+  }
+
+  /** The workspace's members changed: forget what was read of them. */
+  dropWorkspace(workspaceId: string): void {
+    this.generation++;
+    for (const [key, entry] of this.entries) if (entry.access.id === workspaceId) this.entries.delete(key);
+  }
+}
+
 /**
  * The one role check of the collaboration host. A route declares the lowest role it needs
  * (`workspaceRoute(..., { role: 'manager', workspace: fromParam('name') })`); a caller who is not a
  * member gets 404 (the workspace does not exist for them), a member below the role 403.
  */
-export function createRoleCheck(dataSource: DataSource) {
+export function createRoleCheck(dataSource: DataSource, cache = new MembershipCache()) {
   async function access(userId: string, workspaceName: string): Promise<WorkspaceAccess | null> {
+    const name = workspaceName.toLowerCase();
+    const known = cache.get(userId, name);
+    if (known) return known;
+    const generation = cache.generation;
     const rows: { id: string; name: string; role: WorkspaceRole }[] = await dataSource.manager
       .createQueryBuilder(WorkspaceEntity, 'w')
       .innerJoin(WorkspaceMemberEntity, 'm', 'm.workspace_id = w.id AND m.user_id = :userId', { userId })
       .select(['w.id AS id', 'w.name AS name', 'm.role AS role'])
-      .where('w.name = :name', { name: workspaceName.toLowerCase() })
+      .where('w.name = :name', { name })
       .getRawMany();
-    return rows[0] ?? null;
+    const found = rows[0] ?? null;
+    if (found) cache.set(userId, name, found, generation);
+    return found;
   }
 
   function requireRole(role: WorkspaceRole, source: WorkspaceSource): RequestHandler {
@@ -89,7 +133,7 @@ export function createRoleCheck(dataSource: DataSource) {
     };
   }
 
-  return { access, requireRole };
+  return { access, requireRole, cache };
 }
 
 export type RoleCheck = ReturnType<typeof createRoleCheck>;

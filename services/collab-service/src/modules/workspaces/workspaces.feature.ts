@@ -34,7 +34,9 @@ export const workspacesFeature = defineFeature<
   entities: [WorkspaceEntity, WorkspaceMemberEntity],
   migrations: [CreateIdentityAndWorkspaces1763900000000],
   build: ({ dataSource, blobs }, { identity, events, 'workspace-access': access }) => {
-    const workspaces = new WorkspacesService(dataSource, events.events);
+    const workspaces = new WorkspacesService(dataSource, events.events, (id) =>
+      access.roles.cache.dropWorkspace(id),
+    );
     return {
       routes: access.routes([
         createWorkspace(workspaces),

@@ -49,6 +49,8 @@ export class WorkspacesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly events?: CollabEvents,
+    /** Told when a workspace's members changed (after the change commits, where this service commits it). */
+    private readonly membersChanged: (workspaceId: string) => void = () => {},
   ) {}
 
   private async memberChanged(
@@ -99,6 +101,7 @@ export class WorkspacesService {
     }
     if (atLeast(existing.role, role)) return existing.role;
     await repo.setRole(workspaceId, userId, role);
+    this.membersChanged(workspaceId);
     return role;
   }
 
@@ -147,7 +150,7 @@ export class WorkspacesService {
     role: WorkspaceRole,
     actor: EventActor = 'system',
   ): Promise<WorkspaceMember> {
-    return this.dataSource.transaction(async (manager) => {
+    const changed = await this.dataSource.transaction(async (manager) => {
       const repo = this.repo(manager);
       const { user, member } = await this.memberByUsername(repo, access.id, username);
       if ((role === 'owner' || member.role === 'owner') && access.role !== 'owner') {
@@ -158,6 +161,8 @@ export class WorkspacesService {
       if (member.role !== role) await this.memberChanged(manager, access, actor, user.username, role);
       return presentMember({ ...member, role }, user);
     });
+    this.membersChanged(access.id);
+    return changed;
   }
 
   /** Managers remove members (owners only by an owner); anyone may leave. */
@@ -178,5 +183,6 @@ export class WorkspacesService {
         await this.memberChanged(manager, access, actor ?? 'system', user.username, null);
       }
     });
+    this.membersChanged(access.id);
   }
 }
