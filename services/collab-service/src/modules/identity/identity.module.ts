@@ -230,7 +230,12 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     verifier,
     requireUser,
     install(app) {
-      app.use(cookies.middleware);
+      // A bearer request is authenticated by its token alone: it gets no session object (less work
+      // and less memory per request, which an open event stream keeps). Only the routes that turn a
+      // token into a cookie, or end one, need the session.
+      app.use((req, res, next) =>
+        bearerOf(req) && !req.path.startsWith('/api/auth/') ? next() : cookies.middleware(req, res, next),
+      );
       // Only requests authenticated by the session cookie alone (no bearer token) are checked.
       app.use((req, res, next) =>
         bearerOf(req) || !req.session?.userId ? next() : cookies.csrfGuard(req, res, next),
