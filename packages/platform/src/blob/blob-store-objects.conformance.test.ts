@@ -157,6 +157,17 @@ describe.each(drivers)('BlobStore conformance: $name driver', ({ name, start }) 
       expect(await readAll(got.body)).toEqual(data.subarray(start, end + 1));
     });
 
+    it('reads the bytes alone (read) as get does: whole, a range, a missing key', async () => {
+      expect(await readAll((await store.read('range/data.bin')).body)).toEqual(data);
+      const got = await store.read('range/data.bin', { start: 100, end: 199 });
+      expect(got).toMatchObject({ size: 100, totalSize: 1000, range: { start: 100, end: 199 } });
+      expect(await readAll(got.body)).toEqual(data.subarray(100, 200));
+      await expect(store.read('range/none.bin')).rejects.toBeInstanceOf(BlobNotFoundError);
+      await expect(store.read('range/data.bin', { start: 1000 })).rejects.toBeInstanceOf(
+        RangeNotSatisfiableError,
+      );
+    });
+
     // s3rver 3.7.1 reads `bytes=0-0` as "no end" (it tests the end with `||`) and serves the whole object;
     // real S3 and MinIO serve one byte. The driver refuses the wider answer rather than pass it on.
     (name === 's3' ? it.skip : it)('reads the first byte alone', async () => {

@@ -70,6 +70,12 @@ export interface BlobStore {
   put(key: string, body: Readable | Buffer, options?: PutOptions): Promise<PutResult>;
   /** Throws BlobNotFoundError when missing, RangeNotSatisfiableError for a range past the end. */
   get(key: string, range?: ByteRange): Promise<GetResult>;
+  /**
+   * The bytes alone, for callers that keep an object's type and size themselves (serving a file
+   * whose row has them): as `get`, but the stored content type is not read (`contentType` is the
+   * default). Same errors.
+   */
+  read(key: string, range?: ByteRange): Promise<GetResult>;
   /** null when missing. */
   head(key: string): Promise<BlobHead | null>;
   /** Deleting a missing key is not an error. */

@@ -95,12 +95,21 @@ export class FsBlobStore implements BlobStore {
     return { key, size: written.size, sha256: written.sha256 };
   }
 
-  async get(key: string, range?: ByteRange): Promise<GetResult> {
+  get(key: string, range?: ByteRange): Promise<GetResult> {
+    return this.open(key, range, true);
+  }
+
+  read(key: string, range?: ByteRange): Promise<GetResult> {
+    return this.open(key, range, false);
+  }
+
+  private async open(key: string, range: ByteRange | undefined, withType: boolean): Promise<GetResult> {
     assertValidBlobKey(key);
     if (range) assertValidRange(range);
     const { handle, stats } = await this.openObject(key);
     try {
-      const sidecar = await this.readSidecar(key, stats);
+      // The sidecar is a second file to open and read: only when the caller wants the type.
+      const sidecar = withType ? await this.readSidecar(key, stats) : undefined;
       const contentType = sidecar?.contentType ?? DEFAULT_CONTENT_TYPE;
       // Reading through the handle we statted keeps size and bytes consistent even if the key is replaced now.
       if (!range) {

@@ -101,6 +101,11 @@ export class S3BlobStore implements BlobStore {
     return putObject(this.s3, key, body, options);
   }
 
+  /** S3 answers the type with the bytes: the same request as `get`. */
+  read(key: string, range?: ByteRange): Promise<GetResult> {
+    return this.get(key, range);
+  }
+
   async get(key: string, range?: ByteRange): Promise<GetResult> {
     assertValidBlobKey(key);
     if (range) assertValidRange(range);

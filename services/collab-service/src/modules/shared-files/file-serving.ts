@@ -204,7 +204,8 @@ export async function serveBlob(
     res.end();
     return;
   }
-  const got = await blobs.get(blob.key, wanted ?? undefined);
+  // The type and size come from the row: the bytes alone are read.
+  const got = await blobs.read(blob.key, wanted ?? undefined);
   try {
     await pipeline(got.body, res);
   } catch {
