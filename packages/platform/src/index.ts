@@ -9,6 +9,7 @@ export * from './db/data-source';
 export * from './db/embedded-postgres';
 export * from './db/scoped-repository';
 export * from './errors';
+export * from './expiring-map';
 export * from './feature';
 export * from './http/1763700000002-create-rate-limit-counters';
 export * from './http/api-router';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError, UnauthorizedError, UnavailableError } from '../errors';
+import { ExpiringMap } from '../expiring-map';
 
 // jose is ESM only, so its types are resolved as an ES module's; import types, since Biome does not
 // parse the resolution-mode attribute on an `import type` declaration.
@@ -117,21 +118,15 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
   // Verified tokens by their sha256, oldest first (a Map keeps insertion order). Only successes are
   // kept; revocation is checked by the caller on every request, so a cached token still ends with
   // its session.
-  const verified = new Map<string, VerifiedAccessToken>();
-  const cacheSize = options.cacheSize ?? 10_000;
+  const verified = new ExpiringMap<string, VerifiedAccessToken>(options.cacheSize ?? 10_000);
 
   return {
     async verify(token) {
       const key = createHash('sha256').update(token).digest('base64url');
       const known = verified.get(key);
-      if (known) {
-        if (known.expiresAt.getTime() > Date.now()) return known;
-        verified.delete(key);
-      }
+      if (known) return known;
       const result = await verifyOnce(token);
-      if (verified.size >= cacheSize) verified.delete(verified.keys().next().value as string);
-      verified.set(key, result);
-      return result;
+      return verified.set(key, result, result.expiresAt.getTime());
     },
   };
 

@@ -6,6 +6,7 @@ import {
   checkCsrfToken,
   csrfToken,
   currentContext,
+  ExpiringMap,
   UnauthorizedError,
 } from '@hwp/platform';
 import type { CookieOptions, NextFunction, Request, RequestHandler, Response } from 'express';
@@ -127,21 +128,11 @@ export function createAuthenticator(
   const passport = new Passport();
   // Claims of verified tokens by the token's sha256, until the token expires (bounded, oldest out
   // first): a token's signature is checked once. Its session is still checked on every request.
-  const verified = new Map<string, AccessTokenClaims>();
+  const verified = new ExpiringMap<string, AccessTokenClaims>(VERIFIED_TOKENS_KEPT);
   const hashOf = (token: string) => createHash('sha256').update(token).digest('base64url');
-  const remember = (token: string, claims: AccessTokenClaims) => {
-    if (verified.size >= VERIFIED_TOKENS_KEPT) verified.delete(verified.keys().next().value as string);
-    verified.set(hashOf(token), claims);
-  };
-  const recalled = (token: string): AccessTokenClaims | undefined => {
-    const key = hashOf(token);
-    const claims = verified.get(key);
-    if (claims && claims.exp * 1000 <= Date.now()) {
-      verified.delete(key);
-      return undefined;
-    }
-    return claims;
-  };
+  const remember = (token: string, claims: AccessTokenClaims) =>
+    verified.set(hashOf(token), claims, claims.exp * 1000);
+  const recalled = (token: string): AccessTokenClaims | undefined => verified.get(hashOf(token));
   const algorithms = [...new Set([...settings.keys.verification.values()].map((k) => k.alg))];
   passport.use(
     new JwtStrategy(

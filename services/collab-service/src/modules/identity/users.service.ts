@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CollabUser, UserUpdatedData } from '@hwp/contracts';
+import { ExpiringMap } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { CollabUserEntity } from './collab-user.entity';
 
@@ -39,23 +40,12 @@ export class UsersService {
    * the row again. Changes made here drop the entry; one made on another replica (a username
    * claimed there, an email synced there) shows here within USER_TTL_MS.
    */
-  private readonly recent = new Map<string, { user: CollabUserEntity; until: number }>();
-
-  private remembered(id: string): CollabUserEntity | undefined {
-    const entry = this.recent.get(id);
-    if (!entry) return undefined;
-    if (entry.until > Date.now()) return entry.user;
-    this.recent.delete(id);
-    return undefined;
-  }
+  private readonly recent = new ExpiringMap<string, CollabUserEntity>(USERS_KEPT);
 
   private remember(user: CollabUserEntity): CollabUserEntity {
-    if (this.recent.size >= USERS_KEPT) this.recent.delete(this.recent.keys().next().value as string);
-    this.recent.set(user.id, { user, until: Date.now() + USER_TTL_MS });
-    return user;
+    return this.recent.set(user.id, user, Date.now() + USER_TTL_MS);
   }
 
-  /** A username nobody has: the email's local part, then with a numeric or random suffix. */
   private async freeUsername(manager: EntityManager, base: string): Promise<string> {
     const taken = new Set(
       (
@@ -111,7 +101,7 @@ export class UsersService {
 
   /** The caller of a request: known users in one read (no transaction); new ones are created. */
   async ensureFromToken(identity: { id: string; email: string }): Promise<CollabUserEntity> {
-    const recent = this.remembered(identity.id);
+    const recent = this.recent.get(identity.id);
     if (recent) return recent;
     const known = await this.byId(identity.id);
     if (known) return this.remember(known);

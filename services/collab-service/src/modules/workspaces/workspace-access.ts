@@ -1,5 +1,11 @@
 import type { WorkspaceRole } from '@hwp/contracts';
-import { ForbiddenError, NotFoundError, UnauthorizedError, ValidationError } from '@hwp/platform';
+import {
+  ExpiringMap,
+  ForbiddenError,
+  NotFoundError,
+  UnauthorizedError,
+  ValidationError,
+} from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
 import type { ApiKeyAccess } from './api-keys';
@@ -63,29 +69,22 @@ const MEMBERSHIPS_KEPT = 10_000;
  * before a drop is not kept (the generation moved), and nothing is kept longer than 5 seconds.
  */
 export class MembershipCache {
-  private readonly entries = new Map<string, { access: WorkspaceAccess; until: number }>();
+  private readonly entries = new ExpiringMap<string, WorkspaceAccess>(MEMBERSHIPS_KEPT);
   generation = 0;
 
   get(userId: string, name: string): WorkspaceAccess | undefined {
-    const key = `${userId}|${name}`;
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.until > Date.now()) return entry.access;
-    this.entries.delete(key);
-    return undefined;
+    return this.entries.get(`${userId}|${name}`);
   }
 
   set(userId: string, name: string, access: WorkspaceAccess, generation: number): void {
-    if (generation !== this.generation) return;
-    if (this.entries.size >= MEMBERSHIPS_KEPT)
-      this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(`${userId}|${name}`, { access, until: Date.now() + MEMBERSHIP_TTL_MS });
+    if (generation === this.generation)
+      this.entries.set(`${userId}|${name}`, access, Date.now() + MEMBERSHIP_TTL_MS);
   }
 
   /** The workspace's members changed: forget what was read of them. */
   dropWorkspace(workspaceId: string): void {
     this.generation++;
-    for (const [key, entry] of this.entries) if (entry.access.id === workspaceId) this.entries.delete(key);
+    this.entries.deleteWhere((access) => access.id === workspaceId);
   }
 }
 
