@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { FsBlobStore } from '@hwp/platform';
-import { codeIn, type FakeSmtp, startFakeSmtp, uniqueEmail } from '@hwp/platform/test-kit';
+import { codeIn, expectEventually, type FakeSmtp, startFakeSmtp, uniqueEmail } from '@hwp/platform/test-kit';
 import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
 import { SseClient } from '../services/collab-service/test/support/sse-client';
 import { embeddedDataDir, freePort } from './process-kit';
@@ -11,8 +11,9 @@ import { startTwoServices, type TwoServices } from './support/two-services';
 
 /**
  * The compose gateway for real: Debian's nginx with infra/nginx/gateway.conf (upstreams pointed at
- * local ports) in front of both services running as separate processes on Postgres and RabbitMQ.
- * Clients talk to the gateway only.
+ * local ports) in front of two processes of each service on Postgres and RabbitMQ, as
+ * `docker compose up --scale api-service=2 --scale collab-service=2` runs them. Clients talk to the
+ * gateway only, except where a test names the replica it reaches.
  */
 describe('the nginx gateway in front of both services', () => {
   const collabBlobKey = randomBytes(32).toString('hex');
@@ -33,13 +34,14 @@ describe('the nginx gateway in front of both services', () => {
       env: { TRUST_PROXY: '1', PUBLIC_BASE_URL: url, SITE_URL: url },
       apiEnv: { SMTP_URL: smtp.url, BLOB_DIR: join(blobDir, 'api') },
       collabEnv: { BLOB_DIR: join(blobDir, 'collab'), BLOB_SIGNING_KEY: collabBlobKey },
+      replicas: 2,
     });
     gateway = await startGateway({
       gateway: gatewayPort,
-      api: services.apiPort,
-      collab: services.collabPort,
+      api: services.replicas.api.map((r) => r.port),
+      collab: services.replicas.collab.map((r) => r.port),
     });
-  }, 120_000);
+  }, 180_000);
 
   afterEach(() => {
     for (const stream of streams.splice(0)) stream.close();
@@ -67,8 +69,8 @@ describe('the nginx gateway in front of both services', () => {
     return { token: ((await verified.json()) as { access_token: string }).access_token, email };
   }
 
-  async function collab(token: string, method: string, path: string, body?: unknown) {
-    const res = await fetch(`${url}${path}`, {
+  async function collab(token: string, method: string, path: string, body?: unknown, base = url) {
+    const res = await fetch(`${base}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -76,8 +78,8 @@ describe('the nginx gateway in front of both services', () => {
     return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
   }
 
-  async function open(token: string, query: string, headers: Record<string, string> = {}) {
-    const stream = await SseClient.open(url, `/v1/events?${query}`, token, headers);
+  async function open(token: string, query: string, headers: Record<string, string> = {}, base = url) {
+    const stream = await SseClient.open(base, `/v1/events?${query}`, token, headers);
     streams.push(stream);
     return stream;
   }
@@ -179,5 +181,93 @@ describe('the nginx gateway in front of both services', () => {
       req.write('part_number,name\n');
     });
     expect(status).toBe(413);
+  });
+  it('balances requests over every replica of each service', async () => {
+    for (let i = 0; i < 6; i++) {
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect((await fetch(`${url}/v1/config`)).status).toBe(200);
+    }
+    const ports = (prefix: string) =>
+      new Set(gateway.upstreams(prefix).map((addr) => Number(addr.split(':').pop())));
+    await expectEventually(() => {
+      expect(ports('/healthz')).toEqual(new Set(services.replicas.api.map((r) => r.port)));
+      expect(ports('/v1/config')).toEqual(new Set(services.replicas.collab.map((r) => r.port)));
+    });
+  });
+
+  it('delivers a part created through one replica to an SSE stream held by the other', async () => {
+    const { token } = await signedUpUser();
+    expect((await collab(token, 'POST', '/v1/users/init', {})).status).toBe(200);
+    const workspace = `gw-${randomBytes(4).toString('hex')}`;
+    expect((await collab(token, 'POST', '/v1/workspaces', { name: workspace })).status).toBe(201);
+    const [first, second] = services.replicas.collab;
+
+    const held = await open(token, `workspace=${workspace}`, {}, second.url);
+    const viaGateway = await open(token, `workspace=${workspace}`);
+    const created = await collab(
+      token,
+      'POST',
+      '/v1/parts',
+      { workspace, partNumber: 'GW-R1', name: 'Spacer' },
+      first.url,
+    );
+    expect(created.status).toBe(201);
+    for (const stream of [held, viaGateway])
+      await stream.waitFor(
+        (e) => e.type === 'part' && (e.data as { partNumber?: string }).partNumber === 'GW-R1',
+      );
+  });
+
+  it('refuses a token on every replica of both services within 5 s of its logout', async () => {
+    const { token } = await signedUpUser();
+    expect((await collab(token, 'POST', '/v1/users/init', {})).status).toBe(200);
+    const probes = [
+      ...services.replicas.api.map((r) => `${r.url}/auth/v1/user`),
+      ...services.replicas.collab.map((r) => `${r.url}/api/invitations`),
+    ];
+    const statuses = () =>
+      Promise.all(
+        probes.map(
+          async (probe) => (await fetch(probe, { headers: { authorization: `Bearer ${token}` } })).status,
+        ),
+      );
+    // Every replica has seen (and may have cached) the token as valid.
+    expect(await statuses()).toEqual(probes.map(() => 200));
+
+    const loggedOut = await fetch(`${url}/auth/v1/logout`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(loggedOut.status).toBe(204);
+    const started = Date.now();
+    let last: number[] = [];
+    while (Date.now() - started < 5_000) {
+      last = await statuses();
+      if (last.every((status) => status === 401)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(last).toEqual(probes.map(() => 401));
+  });
+
+  it('counts a rate limit once across replicas', async () => {
+    const { token } = await signedUpUser();
+    expect((await collab(token, 'POST', '/v1/users/init', {})).status).toBe(200);
+    const workspace = `gw-${randomBytes(4).toString('hex')}`;
+    expect((await collab(token, 'POST', '/v1/workspaces', { name: workspace })).status).toBe(201);
+    // INVITATIONS_PER_MINUTE_PER_IP is 5: alternate replicas would allow 10 if each counted alone.
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const replica = services.replicas.collab[i % 2];
+      const sent = await collab(
+        token,
+        'POST',
+        '/api/invitations/send',
+        { workspace, email: uniqueEmail('gw-invite') },
+        replica.url,
+      );
+      statuses.push(sent.status);
+    }
+    expect(statuses.filter((status) => status === 201)).toHaveLength(5);
+    expect(statuses.slice(5)).toEqual([429, 429, 429]);
   });
 });

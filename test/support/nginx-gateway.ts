@@ -16,17 +16,31 @@ function replaceOnce(text: string, from: string | RegExp, to: string): string {
   return replaced;
 }
 
+export interface GatewayPorts {
+  gateway: number;
+  /** The port of each API host process (one `server` line each, as Docker's DNS gives one address per replica). */
+  api: number | number[];
+  collab: number | number[];
+}
+
+const servers = (ports: number | number[]) =>
+  [ports]
+    .flat()
+    .map((port) => `server 127.0.0.1:${port};`)
+    .join('\n    ');
+
 /**
  * The compose gateway's own configuration (infra/nginx/gateway.conf), changed only where docker and
  * this machine differ: the upstreams are local ports instead of service names re-resolved through
- * Docker's DNS, and it listens on a free loopback port instead of 80.
+ * Docker's DNS (which answers with every replica's address), and it listens on a free loopback port
+ * instead of 80.
  */
-export function gatewayConfig(ports: { gateway: number; api: number; collab: number }): string {
+export function gatewayConfig(ports: GatewayPorts): string {
   let conf = readFileSync(join(ROOT, 'infra/nginx/gateway.conf'), 'utf8');
   conf = replaceOnce(conf, /^resolver .*;\n/m, '');
   conf = replaceOnce(conf, /^resolver_timeout .*;\n/m, '');
-  conf = replaceOnce(conf, 'server api-service:3000 resolve;', `server 127.0.0.1:${ports.api};`);
-  conf = replaceOnce(conf, 'server collab-service:4000 resolve;', `server 127.0.0.1:${ports.collab};`);
+  conf = replaceOnce(conf, 'server api-service:3000 resolve;', servers(ports.api));
+  conf = replaceOnce(conf, 'server collab-service:4000 resolve;', servers(ports.collab));
   conf = replaceOnce(conf, 'listen 80 default_server;', `listen 127.0.0.1:${ports.gateway} default_server;`);
   return conf;
 }
@@ -34,6 +48,8 @@ export function gatewayConfig(ports: { gateway: number; api: number; collab: num
 export interface Gateway {
   url: string;
   process: ServiceProcess;
+  /** `host:port` of the upstream of every request logged so far whose path starts with `prefix`. */
+  upstreams(prefix: string): string[];
   stop(): Promise<void>;
 }
 
@@ -41,11 +57,7 @@ export interface Gateway {
  * nginx in the foreground with the gateway config inside an http {} block like the official
  * image's (mime types, sendfile, keepalive), its pid, logs and temp files in a private folder.
  */
-export async function startGateway(ports: {
-  gateway: number;
-  api: number;
-  collab: number;
-}): Promise<Gateway> {
+export async function startGateway(ports: GatewayPorts): Promise<Gateway> {
   const port = ports.gateway;
   const dir = embeddedDataDir('hwp-gateway-');
   for (const sub of ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
@@ -65,7 +77,9 @@ export async function startGateway(ports: {
       '  default_type application/octet-stream;',
       '  sendfile on;',
       '  keepalive_timeout 65;',
-      '  access_log off;',
+      // Which upstream answered each request: how the tests see that every replica takes its share.
+      "  log_format upstreams '$upstream_addr $request_method $uri';",
+      `  access_log ${dir}/access.log upstreams;`,
       ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${dir}/${t};`),
       `  include ${dir}/gateway.conf;`,
       '}',
@@ -81,6 +95,15 @@ export async function startGateway(ports: {
   return {
     url,
     process: proc,
+    upstreams(prefix) {
+      const log = join(dir, 'access.log');
+      if (!existsSync(log)) return [];
+      return readFileSync(log, 'utf8')
+        .split('\n')
+        .map((line) => line.split(' '))
+        .filter(([addr, , path]) => addr && addr !== '-' && path?.startsWith(prefix))
+        .map(([addr]) => addr);
+    },
     async stop() {
       proc.kill('SIGQUIT');
       await proc.exited;

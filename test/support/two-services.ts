@@ -16,7 +16,15 @@ export interface TwoServices {
   dbUrl(name: string): string;
   api: ServiceProcess;
   collab: ServiceProcess;
+  /** Every process of each service (the first is `api` / `collab`), with its port. */
+  replicas: { api: Replica[]; collab: Replica[] };
   stop(): Promise<void>;
+}
+
+export interface Replica {
+  port: number;
+  url: string;
+  process: ServiceProcess;
 }
 
 export interface TwoServicesOptions {
@@ -26,6 +34,11 @@ export interface TwoServicesOptions {
   env?: Record<string, string>;
   apiEnv?: Record<string, string>;
   collabEnv?: Record<string, string>;
+  /**
+   * Processes per service (default 1), as `docker compose up --scale api-service=N` runs them: the
+   * same database, broker namespace, keys and secrets, each on its own port.
+   */
+  replicas?: number;
 }
 
 function databaseUrl(name: string): string {
@@ -44,7 +57,12 @@ export async function startTwoServices(options: TwoServicesOptions): Promise<Two
   const databases = { api: `${options.name}_api_${suffix}`, collab: `${options.name}_collab_${suffix}` };
   const opsToken = `ops-${suffix}`;
   const namespace = `${options.name}-${suffix}.`;
-  const [apiPort, collabPort] = [await freePort(), await freePort()];
+  const replicaCount = options.replicas ?? 1;
+  const apiPorts: number[] = [];
+  const collabPorts: number[] = [];
+  for (let i = 0; i < replicaCount; i++) apiPorts.push(await freePort());
+  for (let i = 0; i < replicaCount; i++) collabPorts.push(await freePort());
+  const [apiPort, collabPort] = [apiPorts[0], collabPorts[0]];
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const collabUrl = `http://127.0.0.1:${collabPort}`;
   const common = {
@@ -65,27 +83,37 @@ export async function startTwoServices(options: TwoServicesOptions): Promise<Two
     .privateKey.export({ format: 'pem', type: 'pkcs8' })
     .toString()
     .replace(/\n/g, '\\n');
-  const api = spawnService(SCRIPTS.api, {
+  const apiEnv = {
     ...common,
-    PORT: String(apiPort),
     DATABASE_URL: databaseUrl(databases.api),
     JWT_PRIVATE_KEY: signingKey,
     AUTH_SECRET: randomBytes(32).toString('hex'),
     ...options.apiEnv,
-  });
-  const collab = spawnService(SCRIPTS.collab, {
+  };
+  const collabEnv = {
     ...common,
-    PORT: String(collabPort),
     DATABASE_URL: databaseUrl(databases.collab),
+    // Any API replica serves the same keys; the first one's address stands for the service name.
     AUTH_JWKS_URL: `${apiUrl}/.well-known/jwks.json`,
     SESSION_SECRET: randomBytes(32).toString('hex'),
     ...options.collabEnv,
+  };
+  const spawnReplica = (script: string, env: Record<string, string>, port: number): Replica => ({
+    port,
+    url: `http://127.0.0.1:${port}`,
+    process: spawnService(script, { ...env, PORT: String(port) }),
   });
+  // The first process of each service starts alone: it runs the migrations the others then find done.
+  const replicas = {
+    api: [spawnReplica(SCRIPTS.api, apiEnv, apiPort)],
+    collab: [spawnReplica(SCRIPTS.collab, collabEnv, collabPort)],
+  };
+  const [api, collab] = [replicas.api[0].process, replicas.collab[0].process];
+  const everyProcess = () => [...replicas.api, ...replicas.collab].map((r) => r.process);
 
   async function stop(): Promise<void> {
-    api.kill();
-    collab.kill();
-    await Promise.all([api.exited, collab.exited]);
+    for (const proc of everyProcess()) proc.kill();
+    await Promise.all(everyProcess().map((proc) => proc.exited));
     const admin = new Client({ connectionString: TEST_POSTGRES_URL });
     await admin.connect();
     for (const name of Object.values(databases))
@@ -100,6 +128,12 @@ export async function startTwoServices(options: TwoServicesOptions): Promise<Two
   try {
     await waitForStatus(`${apiUrl}/readyz`, 200, 60_000, api);
     await waitForStatus(`${collabUrl}/readyz`, 200, 60_000, collab);
+    replicas.api.push(...apiPorts.slice(1).map((port) => spawnReplica(SCRIPTS.api, apiEnv, port)));
+    replicas.collab.push(
+      ...collabPorts.slice(1).map((port) => spawnReplica(SCRIPTS.collab, collabEnv, port)),
+    );
+    for (const replica of [...replicas.api, ...replicas.collab].slice(0))
+      await waitForStatus(`${replica.url}/readyz`, 200, 60_000, replica.process);
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;
@@ -115,6 +149,7 @@ export async function startTwoServices(options: TwoServicesOptions): Promise<Two
     dbUrl: databaseUrl,
     api,
     collab,
+    replicas,
     stop,
   };
 }
