@@ -98,7 +98,11 @@ describe('the compose files', () => {
 
   test('stops with a message naming each secret the .env must set', () => {
     for (const name of ['OPS_TOKEN', 'SMTP_URL', 'SMTP_FROM']) {
-      const env = { ...DOT_ENV, SMTP_URL: 'smtp://mail.example.com', SMTP_FROM: 'x@example.com' };
+      const env: Record<string, string> = {
+        ...DOT_ENV,
+        SMTP_URL: 'smtp://mail.example.com',
+        SMTP_FROM: 'x@example.com',
+      };
       delete env[name];
       expect(() => load('compose.prod.yml', env)).toThrow(new RegExp(`set ${name}`));
     }

@@ -1,0 +1,2 @@
+/** Local CPU image tools (filled in by the imaging work). */
+export {};
