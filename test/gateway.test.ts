@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { FsBlobStore } from '@hwp/platform';
-import { codeIn, expectEventually, type FakeSmtp, startFakeSmtp, uniqueEmail } from '@hwp/platform/test-kit';
+import {
+  codeIn,
+  expectEventually,
+  type FakeSmtp,
+  parseMetrics,
+  seriesValue,
+  startFakeSmtp,
+  uniqueEmail,
+} from '@hwp/platform/test-kit';
 import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
 import { SseClient } from '../services/collab-service/test/support/sse-client';
 import { embeddedDataDir, freePort } from './process-kit';
@@ -216,6 +224,13 @@ describe('the nginx gateway in front of both services', () => {
       await stream.waitFor(
         (e) => e.type === 'part' && (e.data as { partNumber?: string }).partNumber === 'GW-R1',
       );
+    // The replica holding the stream counts it in its metrics (scraped directly, as Prometheus does).
+    const scraped = await fetch(`${second.url}/metrics`, {
+      headers: { authorization: `Bearer ${services.opsToken}` },
+    });
+    expect(seriesValue(parseMetrics(await scraped.text()), 'hwp_sse_streams')).toBeGreaterThanOrEqual(1);
+    // Operators scrape replicas directly; the gateway does not expose /metrics.
+    expect((await fetch(`${url}/metrics`)).status).toBe(404);
   });
 
   it('refuses a token on every replica of both services within 5 s of its logout', async () => {

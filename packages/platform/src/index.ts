@@ -32,6 +32,7 @@ export * from './ops/1763700000001-create-bus-probes';
 export * from './ops/bus-probe.entity';
 export * from './ops/bus-probe.module';
 export * from './ops/dead-letter.module';
+export * from './ops/metrics';
 export * from './ops/ops-auth';
 export * from './runtime';
 export * from './secrets';

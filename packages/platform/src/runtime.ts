@@ -9,6 +9,7 @@ import { type ClassType, createDataSource, ensureDatabaseExists, openDatabase } 
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded-postgres';
 import { Lifecycle } from './lifecycle';
 import { createLogger } from './logger';
+import { ServiceMetrics } from './ops/metrics';
 import { persistentSecret } from './secrets';
 
 /** The validated variables every service has (see baseConfigSpecs). */
@@ -54,6 +55,8 @@ export interface PlatformDeps<C extends BaseConfig = BaseConfig> {
   bus: Bus;
   blobs: BlobStore;
   lifecycle: Lifecycle;
+  /** Prometheus metrics of this instance (`/metrics`); features add gauges and time jobs here. */
+  metrics: ServiceMetrics;
   /** Path the local-folder blob driver serves pre-signed URLs under (mounted by the app). */
   blobRoutePrefix: string;
 }
@@ -199,6 +202,9 @@ export async function createServiceRuntime<C extends BaseConfig>(
     if (blobs.driver === 's3') await (blobs as { ensureBucket?: () => Promise<void> }).ensureBucket?.();
     closers.push({ name: 'blobs', close: () => blobs.close() });
 
+    const metrics = new ServiceMetrics(definition.name);
+    metrics.observe(transport);
+    metrics.watchDatabase(dataSource);
     const deps: PlatformDeps<C> = {
       service: definition.name,
       config,
@@ -207,6 +213,7 @@ export async function createServiceRuntime<C extends BaseConfig>(
       bus,
       blobs,
       lifecycle,
+      metrics,
       blobRoutePrefix: definition.blobRoutePrefix,
     };
     await definition.registerConsumers?.(deps);

@@ -9,6 +9,7 @@ import { CreateBusProbes1763700000001 } from './ops/1763700000001-create-bus-pro
 import { BusProbeEntity } from './ops/bus-probe.entity';
 import { createBusProbeModule } from './ops/bus-probe.module';
 import { createDeadLetterModule } from './ops/dead-letter.module';
+import { mountMetrics } from './ops/metrics.routes';
 import type { BaseConfig, PlatformDeps } from './runtime';
 
 /**
@@ -45,6 +46,7 @@ export function createServiceApp<C extends BaseConfig>(
     logger: deps.logger,
     jsonLimitBytes: deps.config.JSON_BODY_LIMIT_KB * 1024,
     trustProxy: deps.config.TRUST_PROXY,
+    requestMetrics: deps.metrics.middleware(),
     servedOverHttps: deps.config.PUBLIC_BASE_URL?.startsWith('https:') ?? false,
     rawBodyPrefixes: [`${deps.blobRoutePrefix}/`],
     openapi: {
@@ -78,6 +80,7 @@ export function createServiceApp<C extends BaseConfig>(
     mount: (api, app) => {
       probes.mount(api, options.opsPrefix);
       deadLetters.mount(api, options.opsPrefix);
+      mountMetrics(api, deps);
       mountBlobRoutes(api, deps);
       options.mount?.(api, app);
     },

@@ -5,6 +5,7 @@ import { AmqpDelivery } from './amqp-delivery';
 import { markDetached, type Subscription, stalledSubscriptions } from './amqp-subscription';
 import type { AmqpTimers } from './amqp-timers';
 import { declareConsumerTopology } from './amqp-topology';
+import type { BusObserver } from './bus';
 import { type BusLogger, describeError } from './logger';
 import { withDeadline } from './timeouts';
 
@@ -18,6 +19,7 @@ export interface ConsumerHost {
   queueArguments: Record<string, unknown>;
   confirmTimeoutMs: number;
   isClosing(): boolean;
+  observer(): BusObserver | undefined;
   /** The connection consumers should run on, or null while disconnected. */
   currentModel(): amqp.ChannelModel | null;
 }

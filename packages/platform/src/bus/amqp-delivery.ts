@@ -15,6 +15,7 @@ import {
 import { confirmed } from './amqp-publisher';
 import type { Subscription } from './amqp-subscription';
 import type { AmqpTimers } from './amqp-timers';
+import type { BusObserver } from './bus';
 import { decodeEnvelope } from './envelope';
 import { type BusLogger, describeError, isPermanentFailure } from './logger';
 import { runHandler } from './timeouts';
@@ -25,6 +26,8 @@ export interface DeliveryContext {
   /** How long a republish to the retry or dead-letter queue waits for the broker's confirm. */
   confirmTimeoutMs: number;
   isClosing(): boolean;
+  /** The transport's observer (metrics), read at each delivery. */
+  observer(): BusObserver | undefined;
 }
 
 /**
@@ -50,6 +53,7 @@ export class AmqpDelivery {
     const decoded = decodeEnvelope(message.content);
     if (!decoded.ok) {
       this.ctx.logger.error({ queue: sub.queue, reason: decoded.reason }, 'malformed message; dead-lettered');
+      this.ctx.observer()?.delivered(sub.queue, 'dead_lettered');
       await this.moveOn(sub, channel, message, () =>
         this.sendToDeadLetter(sub, channel, message, attempt, decoded.reason),
       );
@@ -62,16 +66,19 @@ export class AmqpDelivery {
       const reason = describeError(error);
       const log = { queue: sub.queue, eventId: envelope.id, type: envelope.type, attempt, err: reason };
       if (attempt >= sub.maxAttempts || isPermanentFailure(error)) {
+        this.ctx.observer()?.delivered(sub.queue, 'dead_lettered');
         this.ctx.logger.error(log, 'event handler failed for the last time; dead-lettered');
         await this.moveOn(sub, channel, message, () =>
           this.sendToDeadLetter(sub, channel, message, attempt, reason),
         );
       } else {
+        this.ctx.observer()?.delivered(sub.queue, 'retried');
         this.ctx.logger.warn(log, 'event handler failed; will retry');
         await this.moveOn(sub, channel, message, () => this.sendToRetry(sub, channel, message, attempt));
       }
       return;
     }
+    this.ctx.observer()?.delivered(sub.queue, 'consumed');
     this.settle(channel, message, 'ack');
   }
 

@@ -15,6 +15,7 @@ import type { Handler, Subscription } from './amqp-subscription';
 import { AmqpTimers } from './amqp-timers';
 import { consumerQueueNameOf, exchangeNameOf } from './amqp-topology';
 import {
+  type BusObserver,
   DEFAULT_HANDLER_TIMEOUT_MS,
   type MessageTransport,
   newReplicaId,
@@ -47,6 +48,7 @@ export type { AmqpTransportOptions } from './amqp-options';
 export class AmqpTransport implements MessageTransport {
   readonly kind = 'amqp' as const;
   readonly serviceName: string;
+  observer?: BusObserver;
   /** This process among the service's replicas; broadcast queues are named after it. */
   readonly replicaId: string;
 
@@ -94,6 +96,7 @@ export class AmqpTransport implements MessageTransport {
       queueArguments: options.queueExpiresMs ? { 'x-expires': options.queueExpiresMs } : {},
       confirmTimeoutMs: this.confirmTimeoutMs,
       isClosing: () => this.closing,
+      observer: () => this.observer,
       currentModel: () => this.model,
     });
   }

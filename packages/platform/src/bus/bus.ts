@@ -96,7 +96,19 @@ export class RecentIds {
  * Producers never call the transport directly: they write the outbox (see Outbox) and the
  * relay publishes it.
  */
+/** What became of one delivery to a consumer queue. */
+export type DeliveryOutcome = 'consumed' | 'retried' | 'dead_lettered';
+
+/** Counts of the bus for metrics: every transport reports to the observer set on it (if any). */
+export interface BusObserver {
+  /** A message the broker confirmed (the outbox relay published it). */
+  published(routingKey: string): void;
+  delivered(queue: string, outcome: DeliveryOutcome): void;
+}
+
 export interface MessageTransport {
+  /** Told about publishes and deliveries (metrics); unset = nobody listens. */
+  observer?: BusObserver;
   readonly kind: 'amqp' | 'memory';
   /** Owner of the consumers this transport creates; queues are named `<serviceName>.<consumer>`. */
   readonly serviceName: string;

@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import { newId } from '../ids';
+import type { BusObserver } from './bus';
 import { decodeEnvelope } from './envelope';
 import { type BusLogger, describeError, isPermanentFailure } from './logger';
 import type { DeadLetterKeeper } from './memory-dead-letters';
@@ -13,6 +14,7 @@ export interface ConsumerOwner {
   readonly logger: BusLogger;
   readonly activeDeliveries: Set<Promise<void>>;
   readonly deadLetterKeeper: DeadLetterKeeper;
+  readonly observer?: BusObserver;
 }
 
 export interface MemoryConsumer {
@@ -172,7 +174,9 @@ export class MemoryQueue {
       await runHandler(consumer.handler, decoded.envelope, consumer.handlerTimeoutMs);
     } catch (error) {
       this.failed(consumer, message, decoded.envelope, error);
+      return;
     }
+    consumer.owner.observer?.delivered(this.name, 'consumed');
   }
 
   private failed(consumer: MemoryConsumer, message: Message, envelope: EventEnvelope, error: unknown): void {
@@ -196,6 +200,7 @@ export class MemoryQueue {
       if (!this.broadcast) this.deadLetter(consumer, message, envelope, reason);
       return;
     }
+    consumer.owner.observer?.delivered(this.name, 'retried');
     logger.warn(log, 'event handler failed; will retry');
     this.host.later(consumer.retryDelayMs, () =>
       this.enqueue(message.routingKey, message.content, message.attempt + 1),
@@ -208,6 +213,7 @@ export class MemoryQueue {
     envelope: EventEnvelope | null,
     error: string,
   ): void {
+    consumer.owner.observer?.delivered(this.name, 'dead_lettered');
     consumer.owner.deadLetterKeeper.keep({
       id: newId(),
       queue: this.name,

@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import {
+  type BusObserver,
   broadcastQueueNameOf,
   DEFAULT_HANDLER_TIMEOUT_MS,
   type MessageTransport,
@@ -184,6 +185,7 @@ export class MemoryTransport implements MessageTransport, ConsumerOwner {
   readonly activeDeliveries = new Set<Promise<void>>();
   /** @internal */
   readonly deadLetterKeeper: DeadLetterKeeper;
+  observer?: BusObserver;
 
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;

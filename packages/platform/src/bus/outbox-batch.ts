@@ -115,6 +115,7 @@ export class OutboxBatches {
             this.settings.publishTimeoutMs,
             `publish of ${envelope.type} ${row.id}`,
           );
+          this.settings.transport.observer?.published(envelope.type);
         } catch (error) {
           const message = describeError(error).slice(0, MAX_ERROR_LENGTH);
           await manager.query('UPDATE outbox SET attempts = attempts + 1, last_error = $2 WHERE id = $1', [

@@ -1,5 +1,5 @@
 import { HealthResponse, ReadinessResponse } from '@hwp/contracts';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
@@ -34,6 +34,8 @@ export interface HttpAppOptions {
   rawBodyPrefixes?: string[];
   /** express's `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client; default nobody. */
   trustProxy?: false | number | string[];
+  /** Runs first on every request (the metrics' request timer). */
+  requestMetrics?: RequestHandler;
   /** Per-check timeout of /readyz. */
   readinessTimeoutMs?: number;
   /**
@@ -86,6 +88,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('trust proxy', options.trustProxy ?? false);
   app.set('query parser', 'extended');
 
+  if (options.requestMetrics) app.use(options.requestMetrics);
   app.use(requestContext());
   app.use(
     pinoHttp({

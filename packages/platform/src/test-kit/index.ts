@@ -8,6 +8,7 @@ export * from './fake-twilio';
 export * from './listen';
 export * from './mailbox';
 export * from './openapi-responses';
+export * from './prometheus-text';
 export * from './response-validation';
 export * from './s3rver';
 export * from './service';

@@ -5,7 +5,7 @@ import {
   type ProcessingStatus,
   RoutingKeys,
 } from '@hwp/contracts';
-import type { BlobStore, Bus, Logger } from '@hwp/platform';
+import type { BlobStore, Bus, JobTimer, Logger } from '@hwp/platform';
 import { BlobNotFoundError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { TenantScope } from '../tenants/tenant-scope';
@@ -32,6 +32,8 @@ export interface ProcessingOptions {
   clamd?: ClamdClient;
   /** Files larger than this get no content analysis. */
   maxAnalysisBytes: number;
+  /** Times each processing run (metrics). */
+  time: JobTimer;
 }
 
 const DONE: readonly ProcessingStatus[] = ['ready', 'quarantined', 'failed'];
@@ -60,7 +62,10 @@ export class FileProcessor {
   register(): Promise<void> {
     return this.bus.subscribe(
       { consumer: 'file-processing', patterns: [RoutingKeys.fileUploaded] },
-      (event, manager) => this.process(event.tenantId ?? '', event.data as FileUploadedData, manager),
+      (event, manager) =>
+        this.options.time('file_processing', () =>
+          this.process(event.tenantId ?? '', event.data as FileUploadedData, manager),
+        ),
     );
   }
 

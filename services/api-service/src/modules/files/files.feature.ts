@@ -55,6 +55,7 @@ export const filesFeature = defineFeature<
     const processor = new FileProcessor(dataSource, bus, blobs, deps.logger, {
       clamd: config.CLAMD_HOST ? new ClamdClient(config.CLAMD_HOST, config.CLAMD_PORT) : undefined,
       maxAnalysisBytes: config.PROCESSING_MAX_MB * 1024 * 1024,
+      time: deps.metrics.time,
     });
     const signedIn = [
       accounts.authenticate,

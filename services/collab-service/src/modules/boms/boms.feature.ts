@@ -41,7 +41,7 @@ export const bomsFeature = defineFeature<
   name: 'boms',
   entities: bomEntities,
   migrations: [CreateBoms1764100000000],
-  build: ({ dataSource, bus, config }, { events, 'workspace-access': access, parts }) => {
+  build: ({ dataSource, bus, config, metrics }, { events, 'workspace-access': access, parts }) => {
     const boms = new BomsService(dataSource, events.events, bus, parts.settings);
     const lines = new BomLinesService(dataSource, boms);
     const structure = new BomStructureService(dataSource, boms);
@@ -54,7 +54,7 @@ export const bomsFeature = defineFeature<
     return {
       // This order is the order of the OpenAPI document.
       routes: access.routes([
-        importBom(imports, parts.imports, maxBytes),
+        importBom(imports, parts.imports, maxBytes, metrics.time),
         createBom(boms),
         listBoms(boms),
         bomDetail(boms),

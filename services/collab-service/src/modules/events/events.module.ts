@@ -49,6 +49,7 @@ export function createEventsModule(deps: PlatformDeps<CollabConfig>): EventsModu
   const hub = new EventHub(dataSource, new EventLogRepository(), log, {
     heartbeatMs: config.SSE_HEARTBEAT_MS,
   });
+  deps.metrics.gauge('hwp_sse_streams', 'Server-sent event streams open on this instance', () => hub.size);
   let lastPurge = 0;
 
   async function housekeeping(): Promise<void> {

@@ -37,7 +37,7 @@ export const partsFeature = defineFeature<
   name: 'parts',
   entities: partEntities,
   migrations: [CreateParts1763900000300, AddCurrencyRates1764100000050],
-  build: ({ dataSource, logger, config }, { events, 'workspace-access': access }) => {
+  build: ({ dataSource, logger, config, metrics }, { events, 'workspace-access': access }) => {
     const settings = new BomSettingsService(dataSource);
     const parts = new PartsService(dataSource, settings, events.events);
     const versions = new PartVersionsService(dataSource, events.events);
@@ -52,7 +52,7 @@ export const partsFeature = defineFeature<
     return {
       // This order is the order of the OpenAPI document.
       routes: access.routes([
-        importParts(imports, maxBytes),
+        importParts(imports, maxBytes, metrics.time),
         createPart(parts),
         listParts(parts),
         partDetail(parts),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { RoutingKeys } from '@hwp/contracts';
-import { type BlobStore, type Bus, type Logger, queryRows, startWorker } from '@hwp/platform';
+import { type BlobStore, type Bus, type JobTimer, type Logger, queryRows, startWorker } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { TranslateInput, TranslateMessage } from './translate-worker';
 import type { TranslationRow, TranslationsService } from './translations.service';
@@ -13,6 +13,8 @@ export interface TranslationWorkerOptions {
   timeoutMs: number;
   /** Heap limit of a translation's worker thread (MB). */
   memoryMb: number;
+  /** Times each translation (metrics). */
+  time: JobTimer;
 }
 
 type Outcome =
@@ -47,7 +49,8 @@ export class TranslationWorker {
       },
       async (envelope) => {
         const { translationId } = envelope.data as { translationId?: string };
-        if (typeof translationId === 'string') await this.run(translationId);
+        if (typeof translationId === 'string')
+          await this.options.time('model_translation', () => this.run(translationId));
       },
     );
   }

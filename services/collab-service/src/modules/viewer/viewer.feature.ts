@@ -47,6 +47,7 @@ export const viewerFeature = defineFeature<
         concurrency: config.TRANSLATION_CONCURRENCY,
         timeoutMs: config.TRANSLATION_TIMEOUT_MS,
         memoryMb: config.TRANSLATION_MEMORY_MB,
+        time: deps.metrics.time,
       },
     );
     const glbCors = servingCors(config.CORS_ORIGINS);

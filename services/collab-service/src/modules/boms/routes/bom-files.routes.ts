@@ -5,7 +5,7 @@ import {
   ErrorBodyDto,
   ImportBomForm,
 } from '@hwp/contracts';
-import { AppError, binaryResponse, validateInput } from '@hwp/platform';
+import { AppError, binaryResponse, type JobTimer, validateInput } from '@hwp/platform';
 import type { Request, Response } from 'express';
 import { formFields, importSlot, spreadsheetUpload, theFile } from '../../parts/import/part-import.routes';
 import type { PartImportService } from '../../parts/import/part-import.service';
@@ -133,7 +133,12 @@ const FORM_SCHEMA = {
   },
 };
 
-export function importBom(bomImports: BomImportService, slots: PartImportService, maxBytes: number) {
+export function importBom(
+  bomImports: BomImportService,
+  slots: PartImportService,
+  maxBytes: number,
+  time: JobTimer,
+) {
   return memberRoute({
     method: 'post',
     path: '/v1/boms/import',
@@ -182,11 +187,11 @@ export function importBom(bomImports: BomImportService, slots: PartImportService
         const form = await validateInput(ImportBomForm, body, 'body');
         const upload = { buffer: file.buffer, filename: file.originalname, contentType: file.mimetype };
         req.file = undefined;
+        const dryRun = form.dryRun === 'true';
         res.json(
-          await bomImports.run(user, workspace, form.bomId, upload, {
-            dryRun: form.dryRun === 'true',
-            decimal: form.decimal,
-          }),
+          await time(dryRun ? 'bom_import_dry_run' : 'bom_import', () =>
+            bomImports.run(user, workspace, form.bomId, upload, { dryRun, decimal: form.decimal }),
+          ),
         );
       } finally {
         (res.locals.freeImportSlot as () => void)();

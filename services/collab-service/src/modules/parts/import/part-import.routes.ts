@@ -1,5 +1,5 @@
 import { ErrorBodyDto, ImportPartsForm, ImportRejectedBody, ImportReport } from '@hwp/contracts';
-import { AppError, validateInput } from '@hwp/platform';
+import { AppError, type JobTimer, validateInput } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import multer from 'multer';
 import { fromBody, fromQuery } from '../../workspaces/workspace-access';
@@ -107,7 +107,7 @@ export function formFields(req: Request): Record<string, unknown> {
 }
 
 /** `POST /v1/parts/import` (section 4.6). */
-export function importParts(imports: PartImportService, maxBytes: number) {
+export function importParts(imports: PartImportService, maxBytes: number, time: JobTimer) {
   return memberRoute({
     method: 'post',
     path: '/v1/parts/import',
@@ -169,12 +169,9 @@ export function importParts(imports: PartImportService, maxBytes: number) {
       try {
         const upload = { buffer: file.buffer, filename: file.originalname, contentType: file.mimetype };
         req.file = undefined; // the service lets go of the bytes once parsed; so should the request
-        const report = await imports.run(
-          user,
-          workspace,
-          upload,
-          { dryRun: form.dryRun === 'true', decimal: form.decimal },
-          aborted.signal,
+        const dryRun = form.dryRun === 'true';
+        const report = await time(dryRun ? 'parts_import_dry_run' : 'parts_import', () =>
+          imports.run(user, workspace, upload, { dryRun, decimal: form.decimal }, aborted.signal),
         );
         res.json(report);
       } catch (error) {
