@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { FsBlobStore } from '@hwp/platform';
@@ -13,7 +14,7 @@ import {
 } from '@hwp/platform/test-kit';
 import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
 import { SseClient } from '../services/collab-service/test/support/sse-client';
-import { embeddedDataDir, freePort } from './process-kit';
+import { embeddedDataDir, freePort, ROOT } from './process-kit';
 import { type Gateway, startGateway } from './support/nginx-gateway';
 import { startTwoServices, type TwoServices } from './support/two-services';
 
@@ -284,5 +285,26 @@ describe('the nginx gateway in front of both services', () => {
     }
     expect(statuses.filter((status) => status === 201)).toHaveLength(5);
     expect(statuses.slice(5)).toEqual([429, 429, 429]);
+  });
+  it('exposes every metric the Grafana dashboard of the observability profile charts', async () => {
+    const exposed = new Set<string>();
+    for (const replica of [services.replicas.api[0], services.replicas.collab[0]]) {
+      const res = await fetch(`${replica.url}/metrics`, {
+        headers: { authorization: `Bearer ${services.opsToken}` },
+      });
+      expect(res.status).toBe(200);
+      for (const name of parseMetrics(await res.text()).keys()) exposed.add(name);
+    }
+    const dashboard = JSON.parse(readFileSync(join(ROOT, 'infra/grafana/dashboards/hwp.json'), 'utf8')) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+    const charted = dashboard.panels.flatMap((panel) =>
+      panel.targets.flatMap((target) => target.expr.match(/\bhwp_[a-z0-9_]+/g) ?? []),
+    );
+    expect(charted.length).toBeGreaterThan(10);
+    const missing = charted
+      .map((name) => name.replace(/_(bucket|count|sum)$/, ''))
+      .filter((name) => !exposed.has(name));
+    expect(missing).toEqual([]);
   });
 });
