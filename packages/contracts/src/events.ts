@@ -38,6 +38,8 @@ export interface EventEnvelope<TData = unknown> {
   /** User id of whoever caused the event, or `system`. */
   actor: string;
   correlationId?: string;
+  /** W3C `traceparent` of the work that wrote the event (distributed tracing). */
+  traceparent?: string;
   data: TData;
 }
 

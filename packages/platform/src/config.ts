@@ -75,6 +75,13 @@ export function baseConfigSpecs(defaultPort: number) {
     }),
     DB_POOL_SIZE: positiveInt({ default: 10 }),
     OPS_TOKEN: str({ default: undefined, desc: 'Bearer token of the /system ops routes' }),
+    OTEL_EXPORTER_OTLP_ENDPOINT: str({
+      default: undefined,
+      desc: 'OTLP/HTTP collector base URL; spans are exported only when set',
+    }),
+    OTEL_EXPORTER_OTLP_HEADERS: str({ default: undefined, desc: 'key=value,... sent with each export' }),
+    OTEL_SERVICE_NAME: str({ default: undefined, desc: 'service.name of the spans (default the service)' }),
+    OTEL_BSP_SCHEDULE_DELAY: durationMs({ default: 5000, desc: 'Wait before a batch of spans is exported' }),
     CORS_ORIGINS: str({ default: '' }),
     BLOB_SIGNING_KEY: str({ default: undefined, desc: 'HMAC key of local-folder pre-signed URLs' }),
     BLOB_DIR: str({ default: undefined, desc: 'Local blob folder; default DATA_DIR/<service>/blobs' }),

@@ -6,6 +6,8 @@ export interface RequestContext {
   userId?: string;
   tenantId?: string;
   workspace?: string;
+  /** W3C `traceparent` of the current position (the request's span, or the one passed in). */
+  traceparent?: string;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

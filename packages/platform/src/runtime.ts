@@ -11,6 +11,7 @@ import { Lifecycle } from './lifecycle';
 import { createLogger } from './logger';
 import { ServiceMetrics } from './ops/metrics';
 import { persistentSecret } from './secrets';
+import { startTracing } from './tracing';
 
 /** The validated variables every service has (see baseConfigSpecs). */
 export interface BaseConfig {
@@ -41,6 +42,10 @@ export interface BaseConfig {
   readonly BUS_DEGRADED_AFTER_MS: number;
   readonly DB_POOL_SIZE: number;
   readonly OPS_TOKEN?: string;
+  readonly OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  readonly OTEL_EXPORTER_OTLP_HEADERS?: string;
+  readonly OTEL_SERVICE_NAME?: string;
+  readonly OTEL_BSP_SCHEDULE_DELAY: number;
   readonly CORS_ORIGINS: string;
   readonly BLOB_SIGNING_KEY?: string;
   readonly BLOB_DIR?: string;
@@ -118,6 +123,14 @@ export async function createServiceRuntime<C extends BaseConfig>(
   };
 
   try {
+    // First in, so closed last: the spans of the bus's final batch are still exported.
+    const tracing = startTracing({
+      service: config.OTEL_SERVICE_NAME ?? definition.name,
+      endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+      headers: config.OTEL_EXPORTER_OTLP_HEADERS,
+      scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
+    });
+    if (tracing.enabled) closers.push({ name: 'tracing', close: () => tracing.shutdown() });
     let databaseUrl = config.DATABASE_URL;
     if (!databaseUrl) {
       let server = options.embeddedPostgres;

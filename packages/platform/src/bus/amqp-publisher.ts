@@ -46,6 +46,8 @@ export function publishEnvelope(
           messageId: envelope.id,
           type: envelope.type,
           correlationId: envelope.correlationId,
+          // For broker-side tools; consumers read the envelope's copy.
+          headers: envelope.traceparent ? { traceparent: envelope.traceparent } : undefined,
           appId,
           timestamp: Math.floor(Date.parse(envelope.occurredAt) / 1000) || undefined,
         },

@@ -10,6 +10,8 @@ export interface OutgoingEvent<TData = unknown> {
   workspace?: string;
   actor: string;
   correlationId?: string;
+  /** Default: the `traceparent` of the current request or consumer. */
+  traceparent?: string;
   data: TData;
 }
 

@@ -1,4 +1,5 @@
 import { type EventEnvelope, versionOfRoutingKey } from '@hwp/contracts';
+import { currentContext } from '../context';
 import { newId } from '../ids';
 import type { OutgoingEvent } from './bus';
 
@@ -16,6 +17,8 @@ export function buildEnvelope<TData>(event: OutgoingEvent<TData>): EventEnvelope
   if (event.tenantId !== undefined) envelope.tenantId = event.tenantId;
   if (event.workspace !== undefined) envelope.workspace = event.workspace;
   if (event.correlationId !== undefined) envelope.correlationId = event.correlationId;
+  const traceparent = event.traceparent ?? currentContext()?.traceparent;
+  if (traceparent !== undefined) envelope.traceparent = traceparent;
   return envelope;
 }
 
@@ -43,7 +46,8 @@ export function isEventEnvelope(value: unknown): value is EventEnvelope {
     'data' in v &&
     isOptionalString(v.tenantId) &&
     isOptionalString(v.workspace) &&
-    isOptionalString(v.correlationId)
+    isOptionalString(v.correlationId) &&
+    isOptionalString(v.traceparent)
   );
 }
 

@@ -1,5 +1,7 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
+import { runWithContext } from '../context';
+import { parentContext, traced, traceparentOf } from '../tracing';
 import { type EventHandler, type MessageTransport, queueNameOf, type SubscribeOptions } from './bus';
 import { type BusLogger, silentLogger } from './logger';
 
@@ -56,9 +58,28 @@ export function subscribeWithInbox(
   handler: EventHandler,
   logger: BusLogger = silentLogger,
 ): Promise<void> {
-  if (options.broadcast) {
-    return transport.subscribe(options, (envelope) => handler(envelope, dataSource.manager));
-  }
-  const inboxKey = queueNameOf(transport.serviceName, options.consumer);
-  return transport.subscribe(options, inboxHandler(dataSource, inboxKey, handler, logger));
+  const consume = options.broadcast
+    ? (envelope: EventEnvelope) => handler(envelope, dataSource.manager)
+    : inboxHandler(dataSource, queueNameOf(transport.serviceName, options.consumer), handler, logger);
+  return transport.subscribe(options, (envelope) =>
+    inTrace(options.consumer, envelope, () => consume(envelope)),
+  );
+}
+
+/**
+ * Runs a consumer's handling of `envelope` in the context of the work that sent it: its correlation
+ * id as the request id (logs), and its trace continued by a consumer span (or passed on as it came),
+ * so events the handler writes carry the trace further.
+ */
+function inTrace(consumer: string, envelope: EventEnvelope, work: () => Promise<void>): Promise<void> {
+  const requestId = envelope.correlationId ?? envelope.id;
+  const parent = parentContext(envelope.traceparent);
+  return traced(
+    `process ${envelope.type}`,
+    'consumer',
+    parent,
+    { 'messaging.consumer.group.name': consumer, 'messaging.message.id': envelope.id },
+    (span) =>
+      runWithContext({ requestId, traceparent: span ? traceparentOf(span) : envelope.traceparent }, work),
+  );
 }

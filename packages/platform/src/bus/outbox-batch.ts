@@ -1,5 +1,6 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import { parentContext, traced } from '../tracing';
 import type { MessageTransport } from './bus';
 import { type BusLogger, describeError } from './logger';
 import { TimeoutError, withDeadline } from './timeouts';
@@ -111,7 +112,17 @@ export class OutboxBatches {
       if (!this.confirmedUnmarked.has(row.id)) {
         try {
           await withDeadline(
-            Promise.resolve().then(() => this.settings.transport.publish(envelope)),
+            traced(
+              `publish ${envelope.type}`,
+              'producer',
+              parentContext(envelope.traceparent),
+              {
+                'messaging.system': this.settings.transport.kind === 'amqp' ? 'rabbitmq' : 'in-process',
+                'messaging.destination.name': envelope.type,
+                'messaging.message.id': envelope.id,
+              },
+              () => Promise.resolve().then(() => this.settings.transport.publish(envelope)),
+            ),
             this.settings.publishTimeoutMs,
             `publish of ${envelope.type} ${row.id}`,
           );
