@@ -4,7 +4,6 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { FsBlobStore } from '@hwp/platform';
 import {
-  codeIn,
   expectEventually,
   type FakeSmtp,
   parseMetrics,
@@ -15,6 +14,7 @@ import {
 import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
 import { SseClient } from '../services/collab-service/test/support/sse-client';
 import { embeddedDataDir, freePort, ROOT } from './process-kit';
+import { confirmedUser } from './support/confirmed-user';
 import { type Gateway, startGateway } from './support/nginx-gateway';
 import { startTwoServices, type TwoServices } from './support/two-services';
 
@@ -63,20 +63,7 @@ describe('the nginx gateway in front of both services', () => {
   });
 
   /** A confirmed user with a GoTrue session, through the gateway. */
-  async function signedUpUser(): Promise<{ token: string; email: string }> {
-    const email = uniqueEmail('gw');
-    const post = (path: string, body: unknown) =>
-      fetch(`${url}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    expect((await post('/auth/v1/signup', { email, password: 'correct horse battery' })).status).toBe(200);
-    const code = codeIn(await smtp.nextMessage(email));
-    const verified = await post('/auth/v1/verify', { type: 'email', email, token: code });
-    expect(verified.status).toBe(200);
-    return { token: ((await verified.json()) as { access_token: string }).access_token, email };
-  }
+  const signedUpUser = () => confirmedUser(url, smtp, 'gw');
 
   async function collab(token: string, method: string, path: string, body?: unknown, base = url) {
     const res = await fetch(`${base}${path}`, {

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { codeIn, expectEventually, type FakeSmtp, startFakeSmtp, uniqueEmail } from '@hwp/platform/test-kit';
+import { expectEventually, type FakeSmtp, startFakeSmtp, uniqueEmail } from '@hwp/platform/test-kit';
+import { confirmedUser } from './support/confirmed-user';
 import { startTwoServices, type TwoServices } from './support/two-services';
 
 interface ExportedSpan {
@@ -73,23 +74,8 @@ describe('distributed tracing across both services and the broker', () => {
     await collector?.close();
   });
 
-  async function signedUp(): Promise<string> {
-    const email = uniqueEmail('trace');
-    const post = (path: string, body: unknown) =>
-      fetch(`${services.apiUrl}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-    expect((await post('/auth/v1/signup', { email, password: 'correct horse battery' })).status).toBe(200);
-    const code = codeIn(await smtp.nextMessage(email));
-    const verified = await post('/auth/v1/verify', { type: 'email', email, token: code });
-    expect(verified.status).toBe(200);
-    return ((await verified.json()) as { access_token: string }).access_token;
-  }
-
   it('continues the caller’s trace from the HTTP request through the outbox into the other service’s consumer', async () => {
-    const token = await signedUp();
+    const { token } = await confirmedUser(services.apiUrl, smtp, 'trace');
     const collab = (method: string, path: string, body: unknown, headers: Record<string, string> = {}) =>
       fetch(`${services.collabUrl}${path}`, {
         method,
