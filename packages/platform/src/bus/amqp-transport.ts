@@ -188,6 +188,34 @@ export class AmqpTransport implements MessageTransport {
     return this.consumers.deadLetterQueueNames();
   }
 
+  /**
+   * Messages waiting in each dead-letter queue of this service's consumers (passively checked, on a
+   * channel of its own); empty while disconnected.
+   */
+  async deadLetterDepths(): Promise<{ queue: string; messages: number }[]> {
+    const model = this.model;
+    if (!model || !this.isConnected()) return [];
+    const depths: { queue: string; messages: number }[] = [];
+    for (const queue of this.deadLetterQueueNames()) {
+      // A queue that does not exist (yet) closes the channel it was checked on: one channel each.
+      const channel = await model.createChannel();
+      channel.on('error', () => undefined);
+      try {
+        const { messageCount } = await withDeadline(
+          channel.checkQueue(queue),
+          this.confirmTimeoutMs,
+          `depth of ${queue}`,
+        );
+        depths.push({ queue, messages: messageCount });
+      } catch {
+        // Not declared yet, or the broker went away meanwhile: nothing to report for it.
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    }
+    return depths;
+  }
+
   async publish(envelope: EventEnvelope): Promise<void> {
     const channel = this.publishChannel;
     if (!this.isConnected() || !channel) throw new Error('amqp transport is not connected');

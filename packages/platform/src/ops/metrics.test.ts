@@ -5,7 +5,7 @@ import { expectEventually } from '../test-kit/eventually';
 import { parseMetrics, seriesValue } from '../test-kit/prometheus-text';
 import { TEST_AMQP_URL, type TestService } from '../test-kit/service';
 import { TcpProxy } from '../test-kit/tcp-proxy';
-import { makeWidgets, startWidgetService, WIDGET_EVENT } from './test-support';
+import { makeWidgets, startWidgetService, WIDGET_EVENT, type WidgetHandler } from './test-support';
 
 const OPS_TOKEN = 'ops-token-for-metrics-tests';
 
@@ -13,14 +13,17 @@ const OPS_TOKEN = 'ops-token-for-metrics-tests';
 describe('GET /metrics', () => {
   let proxy: TcpProxy;
   let service: TestService<BaseConfig>;
+  let handler: { current: WidgetHandler };
 
   beforeAll(async () => {
     const broker = new URL(TEST_AMQP_URL);
     proxy = await TcpProxy.create({ host: broker.hostname, port: Number(broker.port || 5672) });
-    ({ service } = await startWidgetService({
+    ({ service, handler } = await startWidgetService({
       AMQP_URL: proxy.rewriteUrl(TEST_AMQP_URL),
       OPS_TOKEN,
       OUTBOX_POLL_MS: '100',
+      BUS_MAX_ATTEMPTS: '2',
+      BUS_RETRY_DELAY_MS: '50',
     }));
   }, 60_000);
 
@@ -109,4 +112,24 @@ describe('GET /metrics', () => {
       { timeoutMs: 30_000 },
     );
   }, 60_000);
+
+  it('counts a retry and a dead letter, and shows the depth of the RabbitMQ dead-letter queue', async () => {
+    handler.current = async () => {
+      throw new Error('injected handler failure');
+    };
+    await makeWidgets(service, 1);
+    await expectEventually(
+      async () => {
+        const metrics = await scrape();
+        expect(seriesValue(metrics, 'hwp_bus_deliveries_total', { outcome: 'retried' })).toBe(1);
+        expect(seriesValue(metrics, 'hwp_bus_deliveries_total', { outcome: 'dead_lettered' })).toBe(1);
+        // Queues carry the run's AMQP namespace as a prefix.
+        const dlq = metrics
+          .get('hwp_dead_letter_queue_messages')
+          ?.samples.find((sample) => sample.labels.queue?.endsWith('widget-service.widgets.dlq'));
+        expect(dlq?.value).toBe(1);
+      },
+      { timeoutMs: 15_000 },
+    );
+  }, 30_000);
 });

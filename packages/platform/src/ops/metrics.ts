@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
+import { AmqpTransport } from '../bus/amqp-transport';
 import type { BusObserver, MessageTransport } from '../bus/bus';
 
 /** Times one job for the metrics (`ServiceMetrics.time`). */
@@ -117,6 +118,18 @@ export class ServiceMetrics {
       delivered: (queue, outcome) => this.deliveries.inc({ queue, outcome }),
     };
     transport.observer = observer;
+    if (transport instanceof AmqpTransport) {
+      this.gauge(
+        'hwp_dead_letter_queue_messages',
+        'Messages in each RabbitMQ dead-letter queue (<queue>.dlq) of this service',
+        async () =>
+          (await transport.deadLetterDepths()).map(({ queue, messages }) => ({
+            labels: { queue },
+            value: messages,
+          })),
+        ['queue'],
+      );
+    }
   }
 
   /** Outbox backlog, dead letters kept here, and the database pool of `dataSource`. */
