@@ -20,7 +20,7 @@ module.exports = {
   // ... and so are the ES-module-only files @gltf-transform loads (property-graph, ktx-parse, ...).
   transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/jose@[^/]+/node_modules/)?jose/)(?!.+\\.mjs$)'],
   moduleNameMapper: {
-    '^@hwp/(contracts|platform|geometry|imaging)$': '<rootDir>/packages/$1/src',
+    '^@hwp/(contracts|platform|geometry)$': '<rootDir>/packages/$1/src',
     '^@hwp/platform/test-kit$': '<rootDir>/packages/platform/src/test-kit',
     '^@hwp/(api-service|collab-service)$': '<rootDir>/services/$1/src',
   },

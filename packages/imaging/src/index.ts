@@ -1,2 +1,0 @@
-/** Local CPU image tools (filled in by the imaging work). */
-export {};
