@@ -19,8 +19,6 @@ export const RoutingKeys = {
   systemProbe: 'system.probe.v1',
   /** A model translation to run (collaboration host: `data.translationId`). */
   translationRequested: 'translation.requested.v1',
-  /** An image operation (AI image tools) changed status; `data` is {@link ImageOperationEventData}. */
-  imageOperationUpdated: 'image.operation.updated.v1',
 } as const;
 
 export type RoutingKey = (typeof RoutingKeys)[keyof typeof RoutingKeys];
@@ -103,16 +101,4 @@ export function versionOfRoutingKey(key: string): number {
   const match = /\.v(\d+)$/.exec(key);
   if (!match) throw new Error(`routing key without version suffix: ${key}`);
   return Number(match[1]);
-}
-
-/**
- * `image.operation.updated.v1` (API host): an image operation was created, finished or failed. The
- * envelope's `tenantId` and `actor` (the user who started it) decide who may see it.
- */
-export interface ImageOperationEventData {
-  operationId: string;
-  tool: string;
-  status: 'PROCESSING' | 'COMPLETED' | 'ERROR';
-  generatedImages: string[];
-  errorMessage: string | null;
 }
