@@ -85,7 +85,7 @@ export class AmqpDelivery {
   /**
    * A delivery on a broadcast queue: no inbox and no retry or dead-letter queues (the queue is this
    * process's alone and dies with it). A failing handler is retried here, holding the message, up to
-   * maxAttempts; then the message is dropped and logged. Ids already handled are skipped.
+   * maxAttempts; then the message is dropped and logged. Ids already handled (or being handled) are skipped.
    */
   private async handleBroadcast(
     sub: Subscription,
@@ -106,10 +106,11 @@ export class AmqpDelivery {
       this.settle(channel, message, 'ack');
       return;
     }
+    // Marked before the handler runs: a copy delivered while it runs (prefetch > 1) is skipped too.
+    sub.seen?.add(envelope.id);
     for (let attempt = 1; ; attempt++) {
       try {
         await runHandler(sub.handler, envelope, sub.handlerTimeoutMs);
-        sub.seen?.add(envelope.id);
         break;
       } catch (error) {
         const log = {
