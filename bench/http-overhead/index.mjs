@@ -1,6 +1,6 @@
 // Requests per second of GET /healthz on the real API host app (all middleware: request id, pino-http,
 // helmet, JSON parser, router, 404/error handlers) against a bare express app answering the same
-// JSON, measured in the same run. Target ratio >= 0.6.
+// JSON, measured in the same run. Target ratio >= 0.8 (issue 19).
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ const root = new URL('../../', import.meta.url).pathname;
 const { apiService, loadApiConfig } = require(join(root, 'services/api-service/dist/index.js'));
 const { createServiceRuntime, createLogger } = require(join(root, 'packages/platform/dist/index.js'));
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 function listen(app) {
@@ -45,25 +45,33 @@ bare.get('/healthz', (_req, res) => {
 });
 const bareServer = await listen(bare);
 
-// Warm both up, then measure alternately so machine noise hits both.
+// Warm both up, then measure in alternating rounds so machine noise hits both; the figure is the
+// median round's ratio (BENCH_ROUNDS, default 3).
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 await load(full.address().port);
 await load(bareServer.address().port);
-const baseline = await load(bareServer.address().port);
-const measured = await load(full.address().port);
-
-const ratio = measured.requests.average / baseline.requests.average;
+const results = [];
+for (let i = 0; i < rounds; i++) {
+  const baseline = await load(bareServer.address().port);
+  const measured = await load(full.address().port);
+  results.push({ baseline, measured, ratio: measured.requests.average / baseline.requests.average });
+}
+results.sort((a, b) => a.ratio - b.ratio);
+const { baseline, measured, ratio } = results[Math.floor(results.length / 2)];
 console.log(
   JSON.stringify({
     bench: 'http-overhead',
     route: 'GET /healthz',
     connections,
     seconds,
+    rounds,
     rps: Math.round(measured.requests.average),
     baselineRps: Math.round(baseline.requests.average),
     ratio: Number(ratio.toFixed(3)),
+    ratios: results.map((r) => Number(r.ratio.toFixed(3))),
     p99Ms: measured.latency.p99,
     baselineP99Ms: baseline.latency.p99,
-    target: '>= 0.6',
+    target: '>= 0.8',
   }),
 );
 full.close();

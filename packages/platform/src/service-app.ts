@@ -46,7 +46,7 @@ export function createServiceApp<C extends BaseConfig>(
     logger: deps.logger,
     jsonLimitBytes: deps.config.JSON_BODY_LIMIT_KB * 1024,
     trustProxy: deps.config.TRUST_PROXY,
-    requestMetrics: deps.metrics.middleware(),
+    requestMetrics: deps.metrics.observer(),
     servedOverHttps: deps.config.PUBLIC_BASE_URL?.startsWith('https:') ?? false,
     rawBodyPrefixes: [`${deps.blobRoutePrefix}/`],
     openapi: {

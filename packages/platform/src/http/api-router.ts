@@ -1,9 +1,11 @@
 import { ErrorBodyDto } from '@hwp/contracts';
 import type { ClassConstructor } from 'class-transformer';
-import { type NextFunction, type Request, type RequestHandler, type Response, Router } from 'express';
+import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { uuidParams } from './id-params';
 import type { OpenApiBuilder, OperationSpec, ResponseSpec } from './openapi';
 import { type UnknownFields, validateInput } from './validation';
+
+type Method = OperationSpec['method'];
 
 /** What a rate-limited route answers once the caller is over its quota (DECISIONS.md section 0). */
 const TOO_MANY_REQUESTS: ResponseSpec = {
@@ -83,7 +85,7 @@ function stringParams(params: Request['params']): Record<string, string> {
  * host's OpenAPI document, with body/query validation from the same DTO classes.
  */
 export class ApiRouter {
-  readonly router: Router = Router();
+  private readonly routes: { method: Method; path: string; handlers: RequestHandler[] }[] = [];
 
   constructor(private readonly openapi: OpenApiBuilder) {}
 
@@ -120,14 +122,28 @@ export class ApiRouter {
         next();
       });
     }
-    this.router[operation.method](operation.path, ...before, ...validators, async (req, res, next) => {
+    const answer: RequestHandler = async (req, res, next) => {
       // The validators above replaced the raw input with instances of the declared DTOs.
       const body: Body = req.body;
       const query = (queryDto ? res.locals.query : req.query) as Query;
       const input = { body, query, params: stringParams(req.params), req, res, next };
       const result = await handler(input);
       if (result !== undefined && result !== res && !res.headersSent) res.status(status).json(result);
+    };
+    this.routes.push({
+      method: operation.method,
+      path: operation.path,
+      handlers: [...before, ...validators, answer],
     });
     return this;
+  }
+
+  /**
+   * Registers every route on `target` (the app itself: one router level less per request), in the
+   * order they were declared; called once the features are mounted, so the middleware they installed
+   * runs before any route.
+   */
+  attach(target: Pick<Router, Method>): void {
+    for (const { method, path, handlers } of this.routes) target[method](path, ...handlers);
   }
 }

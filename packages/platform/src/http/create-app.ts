@@ -2,14 +2,12 @@ import { HealthResponse, ReadinessResponse } from '@hwp/contracts';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import swaggerUi from 'swagger-ui-express';
-import { redactUrl } from '../logger';
 import { ApiRouter } from './api-router';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { rejectHostileInput } from './hostile-input';
 import { OpenApiBuilder, type OpenApiInfo } from './openapi';
-import { requestContext } from './request-context';
+import { type ResponseObserver, requestContext } from './request-context';
 
 /** A dependency /readyz checks; throws (or rejects) when it is not reachable. */
 export type ReadinessCheck = () => Promise<void>;
@@ -34,8 +32,8 @@ export interface HttpAppOptions {
   rawBodyPrefixes?: string[];
   /** express's `trust proxy` (TRUST_PROXY): whose X-Forwarded-For names the client; default nobody. */
   trustProxy?: false | number | string[];
-  /** Runs first on every request (the metrics' request timer). */
-  requestMetrics?: RequestHandler;
+  /** Told of every finished response (the request metrics). */
+  requestMetrics?: ResponseObserver;
   /** Per-check timeout of /readyz. */
   readinessTimeoutMs?: number;
   /**
@@ -44,6 +42,28 @@ export interface HttpAppOptions {
    * over https, which a plain-http host does not serve.
    */
   servedOverHttps?: boolean;
+}
+
+/**
+ * The security headers of API responses (JSON and file bytes), set in one pass. A JSON answer loads
+ * nothing and is never framed, so the OWASP REST set suffices; the document-only headers of helmet
+ * (COOP, Origin-Agent-Cluster, X-DNS-Prefetch-Control, X-Download-Options, ...) are sent with the one
+ * HTML page, /docs, by helmet itself. Routes that serve stored bytes set their own sandboxing CSP.
+ */
+export function apiSecurityHeaders(https: boolean): [string, string][] {
+  const headers: [string, string][] = [
+    ['Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'"],
+    ['X-Content-Type-Options', 'nosniff'],
+    ['X-Frame-Options', 'DENY'],
+    ['Referrer-Policy', 'no-referrer'],
+  ];
+  if (https) headers.push(['Strict-Transport-Security', 'max-age=31536000; includeSubDomains']);
+  return headers;
+}
+
+/** Whether a request carries a body (body-parser's test): a GET without one skips the JSON parser. */
+function hasBody(req: { headers: Record<string, unknown> }): boolean {
+  return req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] !== undefined;
 }
 
 async function withTimeout<T>(
@@ -88,35 +108,24 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('trust proxy', options.trustProxy ?? false);
   app.set('query parser', 'extended');
 
-  if (options.requestMetrics) app.use(options.requestMetrics);
-  app.use(requestContext());
-  app.use(
-    pinoHttp({
-      logger: options.logger,
-      genReqId: (req) => String(req.id),
-      customAttributeKeys: { reqId: 'requestId' },
-      autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
-      customLogLevel: (_req, res, error) =>
-        error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info',
-      serializers: {
-        req: (req: { method: string; url: string }) => ({ method: req.method, url: redactUrl(req.url) }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
   const https = options.servedOverHttps ?? false;
   app.use(
-    helmet({
-      strictTransportSecurity: https,
-      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
+    requestContext({
+      logger: options.logger,
+      quietPaths: ['/healthz', '/readyz'],
+      observe: options.requestMetrics,
+      headers: apiSecurityHeaders(https),
     }),
   );
   const json = express.json({ limit: options.jsonLimitBytes });
   const raw = options.rawBodyPrefixes ?? [];
+  const hostile = rejectHostileInput();
+  // One hop for both: the JSON body (when there is one and the path is not streamed), then its check.
   app.use((req, res, next) =>
-    raw.some((prefix) => req.path.startsWith(prefix)) ? next() : json(req, res, next),
+    !hasBody(req) || raw.some((prefix) => req.path.startsWith(prefix))
+      ? hostile(req, res, next)
+      : json(req, res, (error?: unknown) => (error ? next(error) : hostile(req, res, next))),
   );
-  app.use(rejectHostileInput());
 
   const openapi = new OpenApiBuilder(options.openapi);
   const api = new ApiRouter(openapi);
@@ -172,7 +181,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
 
   options.mount(api, app);
-  app.use(api.router);
+  api.attach(app);
 
   let document: Record<string, unknown> | undefined;
   const getDocument = () => {
@@ -184,6 +193,10 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
   app.use(
     '/docs',
+    helmet({
+      strictTransportSecurity: https,
+      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
+    }),
     swaggerUi.serve,
     swaggerUi.setup(undefined, {
       customSiteTitle: `${options.openapi.title} API`,

@@ -154,11 +154,10 @@ export function sendError(req: Request, res: Response, error: AppError): void {
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     const appError = toAppError(error);
-    const log = req.log ?? logger;
     if (appError.status >= 500 && appError.code === 'internal') {
-      log.error({ err: error }, 'unhandled error');
+      logger.error({ err: error, requestId: req.id }, 'unhandled error');
     } else if (appError.status >= 500) {
-      log.warn({ err: error, code: appError.code }, appError.detail);
+      logger.warn({ err: error, requestId: req.id, code: appError.code }, appError.detail);
     }
     if (res.headersSent) {
       // The response is already streaming: the only honest move is to cut it.

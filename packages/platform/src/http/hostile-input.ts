@@ -78,7 +78,8 @@ export function assertCleanInput(input: unknown, where: string, limits?: InputLi
 export function rejectHostileInput(limits: InputLimits = DEFAULT_INPUT_LIMITS): RequestHandler {
   return (req, _res, next) => {
     try {
-      assertCleanInput(req.query, 'query', limits);
+      // Without a query string the query is empty (and not worth parsing just to look).
+      if (req.url.includes('?')) assertCleanInput(req.query, 'query', limits);
       if (req.body !== undefined) assertCleanInput(req.body, 'body', limits);
       next();
     } catch (error) {

@@ -1,8 +1,8 @@
-import type { RequestHandler } from 'express';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { DataSource } from 'typeorm';
 import { AmqpTransport } from '../bus/amqp-transport';
 import type { BusObserver, MessageTransport } from '../bus/bus';
+import { type ResponseObserver, routeTemplate } from '../http/request-context';
 
 /** Times one job for the metrics (`ServiceMetrics.time`). */
 export type JobTimer = <T>(job: string, work: () => Promise<T>) => Promise<T>;
@@ -97,17 +97,21 @@ export class ServiceMetrics {
     }
   };
 
-  /** Records one request when its response ends: one clock read at the start, one observation at the end. */
-  middleware(): RequestHandler {
-    return (req, res, next) => {
-      const started = process.hrtime.bigint();
-      res.once('finish', () => {
-        // The route's template, never the raw URL (unbounded label values): unmatched paths share one label.
-        const route = req.route?.path ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
-        const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        this.http.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
-      });
-      next();
+  /** Records one request when its response ends (requestContext's observer: one clock read each end). */
+  observer(): ResponseObserver {
+    // One labelled child per method, route template and status (bounded: templates, never raw URLs),
+    // so a request costs a map lookup instead of hashing its label set.
+    const children = new Map<string, ReturnType<typeof this.http.labels>>();
+    return (req, res, seconds) => {
+      // Unmatched paths share one label.
+      const route = routeTemplate(req) ?? 'unmatched';
+      const key = `${req.method} ${res.statusCode} ${route}`;
+      let child = children.get(key);
+      if (!child) {
+        child = this.http.labels({ method: req.method, route, status: String(res.statusCode) });
+        children.set(key, child);
+      }
+      child.observe(seconds);
     };
   }
 

@@ -1,5 +1,4 @@
 import { defineFeature } from '@hwp/platform';
-import cookieParser from 'cookie-parser';
 import type { ApiConfig } from '../../config';
 import type { NotificationsModule } from '../notifications/notifications.service';
 import { type AuthModule, createAuthModule } from './auth.module';
@@ -36,7 +35,7 @@ export const accountsFeature = defineFeature<
   build: (deps, needs) => {
     const accounts = createAuthModule(deps, needs.tenancy.tenants, needs.notifications.request);
     return {
-      routes: [(_api, app) => app.use(cookieParser()), (api, app) => accounts.mount(api, app)],
+      routes: [(api, app) => accounts.mount(api, app)],
       exports: accounts,
     };
   },

@@ -9,6 +9,7 @@ import {
   ExpiringMap,
   UnauthorizedError,
 } from '@hwp/platform';
+import { parse as parseCookie } from 'cookie';
 import type { CookieOptions, NextFunction, Request, RequestHandler, Response } from 'express';
 import jwt from 'jsonwebtoken';
 import { Passport } from 'passport';
@@ -96,11 +97,20 @@ const fromBearer = ExtractJwt.fromAuthHeaderAsBearerToken();
 /** Verified access tokens remembered per process. */
 const VERIFIED_TOKENS_KEPT = 10_000;
 
+/**
+ * The request's cookies, parsed on first use and kept on `req.cookies` (most requests carry a bearer
+ * token and never need them, so no middleware parses them up front).
+ */
+export function requestCookies(req: Request): Record<string, string | undefined> {
+  req.cookies ??= req.headers.cookie ? parseCookie(req.headers.cookie) : {};
+  return req.cookies;
+}
+
 /** Bearer header first; the access cookie only when no header is sent. */
 function extractToken(req: Request): string | null {
   const bearer = fromBearer(req);
   if (bearer) return bearer;
-  const cookie = (req.cookies as Record<string, string> | undefined)?.[COOKIES.access];
+  const cookie = requestCookies(req)[COOKIES.access];
   if (cookie) {
     req.authVia = 'cookie';
     return cookie;

@@ -8,7 +8,14 @@ import {
 } from '@hwp/platform';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Authenticated, AuthService } from '../auth.service';
-import { COOKIES, type CookieSettings, checkCsrf, type Principal, setSessionCookies } from '../authenticate';
+import {
+  COOKIES,
+  type CookieSettings,
+  checkCsrf,
+  type Principal,
+  requestCookies,
+  setSessionCookies,
+} from '../authenticate';
 import type { ClientMeta, SessionsService } from '../sessions.service';
 import type { SigningKeys } from '../signing-keys';
 
@@ -120,7 +127,7 @@ export async function refreshSession(
   let token = bodyToken;
   const viaCookie = !token;
   if (!token) {
-    const jar: Record<string, string | undefined> = req.cookies ?? {};
+    const jar = requestCookies(req);
     token = jar[COOKIES.refresh];
     if (!token)
       throw new ValidationError('refresh_token is required', [
