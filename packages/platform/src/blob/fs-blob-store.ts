@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { type FileHandle, mkdir, open, stat, unlink, writeFile } from 'node:fs/promises';
+import { close, createReadStream, open as fsOpen, fstat, type Stats } from 'node:fs';
+import { mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import {
@@ -63,6 +63,15 @@ export interface FsBlobStoreOptions {
   signingKey: string;
 }
 
+function closeFd(fd: number): Promise<void> {
+  return new Promise((resolve) => close(fd, () => resolve()));
+}
+
+/** The bytes of an open file (all, or `start`..`end` inclusive); the stream closes `fd` when it ends or fails. */
+function streamOf(fd: number, start?: number, end?: number): Readable {
+  return createReadStream('', { fd, start, end, autoClose: true });
+}
+
 /** Blob store over a local folder, for development, tests and single-node installs. */
 export class FsBlobStore implements BlobStore {
   readonly driver = 'fs' as const;
@@ -106,26 +115,26 @@ export class FsBlobStore implements BlobStore {
   private async open(key: string, range: ByteRange | undefined, withType: boolean): Promise<GetResult> {
     assertValidBlobKey(key);
     if (range) assertValidRange(range);
-    const { handle, stats } = await this.openObject(key);
+    const { fd, stats } = await this.openObject(key);
     try {
       // The sidecar is a second file to open and read: only when the caller wants the type.
       const sidecar = withType ? await this.readSidecar(key, stats) : undefined;
       const contentType = sidecar?.contentType ?? DEFAULT_CONTENT_TYPE;
-      // Reading through the handle we statted keeps size and bytes consistent even if the key is replaced now.
+      // Reading through the descriptor we statted keeps size and bytes consistent even if the key is replaced now.
       if (!range) {
-        return { body: handle.createReadStream(), size: stats.size, totalSize: stats.size, contentType };
+        return { body: streamOf(fd), size: stats.size, totalSize: stats.size, contentType };
       }
       if (range.start >= stats.size) throw new RangeNotSatisfiableError(key, stats.size);
       const end = Math.min(range.end ?? stats.size - 1, stats.size - 1);
       return {
-        body: handle.createReadStream({ start: range.start, end }),
+        body: streamOf(fd, range.start, end),
         size: end - range.start + 1,
         totalSize: stats.size,
         contentType,
         range: { start: range.start, end },
       };
     } catch (error) {
-      await handle.close();
+      await closeFd(fd);
       throw error;
     }
   }
@@ -166,16 +175,16 @@ export class FsBlobStore implements BlobStore {
   async copy(fromKey: string, toKey: string): Promise<void> {
     assertValidBlobKey(fromKey);
     assertValidBlobKey(toKey);
-    const { handle, stats } = await this.openObject(fromKey);
+    const { fd, stats } = await this.openObject(fromKey);
     let sidecar: Sidecar | undefined;
     try {
       sidecar = await this.readSidecar(fromKey, stats);
     } catch (error) {
-      await handle.close();
+      await closeFd(fd);
       throw error;
     }
     // Streaming (rather than copyFile) rehashes the bytes, so the new sidecar is right even without a source one.
-    const written = await writeAtomically(this.objectPath(toKey), handle.createReadStream(), true);
+    const written = await writeAtomically(this.objectPath(toKey), streamOf(fd), true);
     await this.writeSidecar(toKey, written, sidecar?.contentType ?? DEFAULT_CONTENT_TYPE, sidecar?.metadata);
   }
 
@@ -267,21 +276,37 @@ export class FsBlobStore implements BlobStore {
     return `${path.join(this.metaDir, ...key.split('/'))}${SIDECAR_SUFFIX}`;
   }
 
-  private async openObject(key: string): Promise<{ handle: FileHandle; stats: Stats }> {
-    let handle: FileHandle;
+  /**
+   * The object's file descriptor and stats, with the callback API (a FileHandle reads each chunk
+   * through a promise: measurably slower on the ranged reads serving makes). The caller owns `fd`:
+   * a stream from `streamOf` closes it, else `closeFd`.
+   */
+  private async openObject(key: string): Promise<{ fd: number; stats: Stats }> {
+    const objectPath = this.objectPath(key);
+    let fd: number;
     try {
-      handle = await open(this.objectPath(key), 'r');
+      fd = await new Promise<number>((resolve, reject) =>
+        fsOpen(objectPath, 'r', (error, opened) => (error ? reject(error) : resolve(opened))),
+      );
     } catch (error) {
       if (isMissing(error)) throw new BlobNotFoundError(key);
       throw error;
     }
-    const stats = await handle.stat();
+    let stats: Stats;
+    try {
+      stats = await new Promise<Stats>((resolve, reject) =>
+        fstat(fd, (error, found) => (error ? reject(error) : resolve(found))),
+      );
+    } catch (error) {
+      await closeFd(fd);
+      throw error;
+    }
     // Folders exist only as key prefixes; opening one succeeds on Linux but it is not an object.
     if (!stats.isFile()) {
-      await handle.close();
+      await closeFd(fd);
       throw new BlobNotFoundError(key);
     }
-    return { handle, stats };
+    return { fd, stats };
   }
 
   private readSidecar(key: string, stats: Stats): Promise<Sidecar | undefined> {

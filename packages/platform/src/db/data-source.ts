@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { DataSource, type MixedList } from 'typeorm';
+import { DataSource, type EntityManager, type MixedList } from 'typeorm';
 
 /** An entity or migration class. */
 export type ClassType = abstract new (...args: never[]) => unknown;
@@ -88,4 +88,26 @@ export async function queryRows<T>(
   )
     return result[0] as T[];
   return result as T[];
+}
+
+/** The pg pool under a Postgres DataSource (TypeORM's PostgresDriver keeps it as `master`). */
+interface PooledDriver {
+  master?: { query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }> };
+}
+
+/**
+ * The rows of a hot read outside a transaction as a named prepared statement: each pooled connection
+ * parses and plans it once instead of on every call, and TypeORM's query runner is skipped. Inside a
+ * transaction (the manager has its runner) it is an ordinary query on that connection. `name` must
+ * be unique per statement text.
+ */
+export async function preparedRows<T>(
+  manager: EntityManager,
+  name: string,
+  text: string,
+  values: unknown[],
+): Promise<T[]> {
+  const pool = (manager.connection.driver as unknown as PooledDriver).master;
+  if (manager.queryRunner || !pool) return queryRows<T>(manager, text, values);
+  return (await pool.query({ name, text, values })).rows as T[];
 }

@@ -1,4 +1,4 @@
-import { newId, queryRows } from '@hwp/platform';
+import { newId, preparedRows, queryRows } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
 
@@ -97,7 +97,10 @@ export class SharedFilesRepository {
 
   /** A live file's current version in one statement (what serving needs), or null. */
   async liveHead(username: string, filename: string): Promise<VersionRow | null> {
-    const rows = await this.query<VersionRow>(
+    // Every served read runs this: prepared once per connection.
+    const rows = await preparedRows<VersionRow>(
+      this.manager,
+      'shared-files-live-head',
       `SELECT ${VERSION_COLUMNS} FROM shared_files f
          JOIN shared_file_versions v ON v.id = f.current_version_id JOIN collab_users u ON u.id = v.author_id
         WHERE f.workspace_id = $1 AND f.username = $2 AND f.filename = $3 AND f.deleted_at IS NULL`,
