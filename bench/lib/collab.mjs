@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import http, { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,4 +151,49 @@ export async function benchSetup(name) {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+const keepAlive = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+
+/**
+ * One request over a keep-alive node:http agent: a lighter client than fetch (undici), so that a
+ * burst measures the server rather than the client sharing its cores. Resolves with the status, the
+ * body and the milliseconds from send to the last byte.
+ */
+export function timedRequest(base, method, path, { token, body } = {}) {
+  const url = new URL(path, base);
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const headers = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (payload) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = payload.length;
+  }
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        headers,
+        agent: keepAlive,
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode,
+            body: Buffer.concat(chunks).toString('utf8'),
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
 }

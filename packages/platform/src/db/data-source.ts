@@ -90,16 +90,15 @@ export async function queryRows<T>(
   return result as T[];
 }
 
-/** The pg pool under a Postgres DataSource (TypeORM's PostgresDriver keeps it as `master`). */
-interface PooledDriver {
-  master?: { query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }> };
+/** What a named statement runs on: TypeORM's pool (`driver.master`) or a query runner's pg client. */
+interface PreparedTarget {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 /**
- * The rows of a hot read outside a transaction as a named prepared statement: each pooled connection
- * parses and plans it once instead of on every call, and TypeORM's query runner is skipped. Inside a
- * transaction (the manager has its runner) it is an ordinary query on that connection. `name` must
- * be unique per statement text.
+ * The rows of a hot statement, as a named prepared statement: each pooled connection parses and
+ * plans it once instead of on every call. Inside a transaction (the manager has its query runner) it
+ * runs on that runner's connection, else on the pool. `name` must be unique per statement text.
  */
 export async function preparedRows<T>(
   manager: EntityManager,
@@ -107,7 +106,10 @@ export async function preparedRows<T>(
   text: string,
   values: unknown[],
 ): Promise<T[]> {
-  const pool = (manager.connection.driver as unknown as PooledDriver).master;
-  if (manager.queryRunner || !pool) return queryRows<T>(manager, text, values);
-  return (await pool.query({ name, text, values })).rows as T[];
+  const runner = manager.queryRunner;
+  const target = runner
+    ? ((await runner.connect()) as PreparedTarget)
+    : (manager.connection.driver as unknown as { master?: PreparedTarget }).master;
+  if (!target) return queryRows<T>(manager, text, values);
+  return (await target.query({ name, text, values })).rows as T[];
 }

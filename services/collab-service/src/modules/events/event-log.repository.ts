@@ -1,4 +1,5 @@
-import type { CollabEvent, CollabEventType } from '@hwp/contracts';
+import type { CollabEvent, CollabEventType, EventEnvelope } from '@hwp/contracts';
+import { preparedRows } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
 
 /** An event as the log keeps it: the SSE payload plus who may see it. */
@@ -48,34 +49,63 @@ function toLogged(row: EventRow): LoggedEvent {
  * id back) and commit in id order (a reader that sees id N also sees every id below it).
  */
 export class EventLogRepository {
-  /** Takes the next id of the workspace; holds the workspace's counter lock until commit. */
-  async nextId(manager: EntityManager, workspaceId: string): Promise<number> {
-    const rows: { last_id: string }[] = await manager.query(
-      `INSERT INTO collab_event_counters (workspace_id, last_id) VALUES ($1, 1)
-       ON CONFLICT (workspace_id) DO UPDATE SET last_id = collab_event_counters.last_id + 1
-       RETURNING last_id`,
-      [workspaceId],
-    );
-    return Number(rows[0].last_id);
-  }
-
-  async append(manager: EntityManager, logged: LoggedEvent): Promise<void> {
+  /**
+   * The common table expressions that number, log and outbox one event for the row of the CTE
+   * `source` (a CTE of the caller's statement with at most one row; no row, no event): the next id of
+   * the workspace's counter, a log row and the outbox row `Outbox.add` writes, with the event's `id`
+   * and `data` (the jsonb expression `dataSql` over `source`) filled into the envelope. Parameters are
+   * numbered from `first`. The counter row stays locked until the statement's transaction ends.
+   */
+  appendCtes(
+    source: string,
+    dataSql: string,
+    first: number,
+    logged: LoggedEvent,
+    envelope: EventEnvelope,
+  ): { ctes: string; params: unknown[] } {
     const { event } = logged;
-    await manager.query(
-      `INSERT INTO collab_events (workspace_id, id, type, actor, path, recipient_id, recipient, data, at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9)`,
-      [
+    const $ = (i: number) => `$${first + i}`;
+    return {
+      ctes: `event_counter AS (
+         INSERT INTO collab_event_counters (workspace_id, last_id) SELECT ${$(0)}::uuid, 1 FROM ${source}
+         ON CONFLICT (workspace_id) DO UPDATE SET last_id = collab_event_counters.last_id + 1
+         RETURNING last_id),
+       event_payload AS (SELECT event_counter.last_id, ${dataSql} AS data FROM event_counter, ${source}),
+       event_logged AS (
+         INSERT INTO collab_events (workspace_id, id, type, actor, path, recipient_id, recipient, data, at)
+         SELECT ${$(0)}::uuid, last_id, ${$(1)}::text, ${$(2)}::text, ${$(3)}::text, ${$(4)}::uuid, ${$(5)}::text,
+                data, ${$(6)}::timestamptz
+           FROM event_payload),
+       event_outboxed AS (
+         INSERT INTO outbox (id, type, envelope)
+         SELECT ${$(7)}::uuid, ${$(8)}::text,
+                jsonb_set(jsonb_set(${$(9)}::jsonb, '{data,event,id}', to_jsonb(last_id)), '{data,event,data}', data)
+           FROM event_payload)`,
+      params: [
         logged.workspaceId,
-        event.id,
         event.type,
         event.actor,
         event.path ?? null,
         logged.recipientId,
         event.to ?? null,
-        JSON.stringify(event.data),
         event.at,
+        envelope.id,
+        envelope.type,
+        JSON.stringify(envelope),
       ],
+    };
+  }
+
+  /** Numbers, logs and outboxes `logged.event` in one statement (see `appendCtes`); returns its id. */
+  async append(manager: EntityManager, logged: LoggedEvent, envelope: EventEnvelope): Promise<number> {
+    const { ctes, params } = this.appendCtes('event_source', 'event_source.data', 2, logged, envelope);
+    const rows = await preparedRows<{ last_id: string }>(
+      manager,
+      'collab-events-append',
+      `WITH event_source AS (SELECT $1::jsonb AS data), ${ctes} SELECT last_id FROM event_payload`,
+      [JSON.stringify(logged.event.data), ...params],
     );
+    return Number(rows[0].last_id);
   }
 
   /** Id of the latest committed event of each workspace (0 when it has none). */

@@ -1,4 +1,5 @@
-import type { CollabEvent } from '@hwp/contracts';
+import { type CollabEvent, RoutingKeys } from '@hwp/contracts';
+import { buildEnvelope } from '@hwp/platform';
 import { expectEventually } from '@hwp/platform/test-kit';
 import { collabAs, type Stack } from '../../../test/support/collab-test-kit';
 import { useEventsStack } from '../../../test/support/events-kit';
@@ -112,19 +113,24 @@ describe('GET /v1/events', () => {
     const { ws, owner } = await workspace();
     const client = await open(owner.user, `workspace=${ws.name}`);
     await expectEventually(() => expect(client.retry).not.toBeNull());
-    // Logged without an outbox row: as if its message had been lost on the way.
+    // Logged, its outbox row dropped: as if its message had been lost on the way.
     const log = new EventLogRepository();
     const lost = await stack.collab.deps.dataSource.transaction(async (manager) => {
-      const id = await log.nextId(manager, ws.id);
       const event: CollabEvent = {
-        id,
+        id: 0,
         type: 'comment',
         workspace: ws.name,
         actor: owner.username,
         at: new Date().toISOString(),
         data: { lost: true },
       };
-      await log.append(manager, { workspaceId: ws.id, recipientId: null, event });
+      const envelope = buildEnvelope({
+        type: RoutingKeys.collabEvent,
+        actor: owner.user.user.id,
+        data: { workspaceId: ws.id, event },
+      });
+      event.id = await log.append(manager, { workspaceId: ws.id, recipientId: null, event }, envelope);
+      await manager.query('DELETE FROM outbox WHERE id = $1', [envelope.id]);
       return event;
     });
     const next = await emit(ws, owner, { lost: false });

@@ -4,9 +4,9 @@ import {
   type CollabEventType,
   RoutingKeys,
 } from '@hwp/contracts';
-import type { Bus } from '@hwp/platform';
+import { type Bus, buildEnvelope } from '@hwp/platform';
 import type { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner } from 'typeorm';
-import { EventLogRepository } from './event-log.repository';
+import { EventLogRepository, type LoggedEvent } from './event-log.repository';
 
 /** Whoever caused an event: a user (id and username) or the system. */
 export type EventActor = 'system' | { id: string; username: string };
@@ -59,7 +59,7 @@ export class CollabEvents {
 
   /**
    * Appends an event to the workspace's log and publishes it after commit. `manager` should be the
-   * caller's transaction; outside one, the event gets a transaction of its own.
+   * caller's transaction; outside one, the event commits on its own (it is one statement).
    */
   async emit<TData extends object>(
     manager: EntityManager,
@@ -68,13 +68,46 @@ export class CollabEvents {
     data: TData,
     options: EmitOptions,
   ): Promise<CollabEvent<TData>> {
+    const { logged, envelope, event } = this.prepare(workspace, type, data, options);
+    event.id = await this.log.append(manager, logged, envelope);
     const runner = manager.queryRunner;
-    if (!runner?.isTransactionActive) {
-      return this.bus.transaction((inner) => this.emit(inner, workspace, type, data, options));
-    }
+    // Outside a transaction the one statement has committed already.
+    if (runner?.isTransactionActive) this.emitted.add(runner);
+    else this.published();
+    return event;
+  }
+
+  /**
+   * An event written by the caller's own statement, for hot paths that change and emit in one round
+   * trip: the CTEs (see `EventLogRepository.appendCtes`) emit one event for the row of the CTE `source`
+   * (none when it has no row), its data the jsonb expression `dataSql` over `source`; parameters are
+   * numbered from `first`. After the statement commits, call `published()`.
+   */
+  within(
+    workspace: EventWorkspace,
+    type: CollabEventType,
+    options: EmitOptions,
+    statement: { source: string; dataSql: string; first: number },
+  ): { ctes: string; params: unknown[] } {
+    const { logged, envelope } = this.prepare(workspace, type, {}, options);
+    return this.log.appendCtes(statement.source, statement.dataSql, statement.first, logged, envelope);
+  }
+
+  /** A statement with `within` events committed: the relay publishes them now rather than at its next poll. */
+  published(): void {
+    this.bus.relay.nudge();
+  }
+
+  /** The event (id 0 until the append numbers it), its log row and its outbox envelope. */
+  private prepare<TData extends object>(
+    workspace: EventWorkspace,
+    type: CollabEventType,
+    data: TData,
+    options: EmitOptions,
+  ) {
     const { actor, path, to } = options;
     const event: CollabEvent<TData> = {
-      id: await this.log.nextId(manager, workspace.id),
+      id: 0,
       type,
       workspace: workspace.name,
       actor: actor === 'system' ? 'system' : actor.username,
@@ -83,24 +116,20 @@ export class CollabEvents {
     };
     if (path !== undefined) event.path = path;
     if (to) event.to = to.username;
-    const published: CollabEventPublishedData = {
-      workspaceId: workspace.id,
-      event: event as CollabEvent,
-    };
+    const published: CollabEventPublishedData = { workspaceId: workspace.id, event: event as CollabEvent };
     if (to) published.recipientId = to.id;
-    await this.log.append(manager, {
-      workspaceId: workspace.id,
-      recipientId: to?.id ?? null,
-      event: event as CollabEvent,
-    });
-    await this.bus.outbox.add(manager, {
+    const envelope = buildEnvelope({
       type: RoutingKeys.collabEvent,
       workspace: workspace.name,
       actor: actor === 'system' ? 'system' : actor.id,
       data: published,
     });
-    this.emitted.add(runner);
-    return event;
+    const logged: LoggedEvent = {
+      workspaceId: workspace.id,
+      recipientId: to?.id ?? null,
+      event: event as CollabEvent,
+    };
+    return { event, logged, envelope };
   }
 
   /** Drops log rows older than `hours` (the ids of the counters stay). */

@@ -8,12 +8,21 @@ import {
 } from '@hwp/contracts';
 import { ConflictError, ForbiddenError } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
+import type { CollabEvents } from '../events/events.service';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import type { WorkspaceScope } from '../workspaces/workspace-scope';
 import type { FileComments } from './file-comments.service';
 import { type FileEvents, presentLock } from './file-guards';
 import { parsePath, pathOf } from './file-paths';
-import { SharedFilesRepository } from './shared-files.repository';
+import { type LockRow, SharedFilesRepository } from './shared-files.repository';
+
+/** 409: another user holds the lock (`held` is null when it ended in the meantime). */
+function lockedBy(path: string, held: LockRow | null): ConflictError {
+  return new ConflictError(`${path} is locked by ${held?.owner_username ?? 'another user'}`, {
+    lockedBy: held?.owner_username,
+    lockedUntil: held?.expires_at.toISOString(),
+  });
+}
 
 /**
  * Soft locks (section 3.1, DECISIONS.md 6): a lock is a row with an expiry; it is valid while the
@@ -23,7 +32,7 @@ import { SharedFilesRepository } from './shared-files.repository';
 export class FileLocksService {
   constructor(
     private readonly dataSource: DataSource,
-    private readonly events: FileEvents,
+    private readonly events: FileEvents & Pick<CollabEvents, 'within' | 'published'>,
     private readonly comments: FileComments,
   ) {}
 
@@ -44,26 +53,19 @@ export class FileLocksService {
     ttlMs?: number,
   ): Promise<FileLock> {
     const canonical = pathOf(parsePath(path));
-    return this.dataSource.transaction(async (manager) => {
-      const repo = new SharedFilesRepository(access.in(manager));
-      const row = await repo.acquire(canonical, actor.id, actor.username, ttlMs ?? LOCK_TTL_DEFAULT_MS);
-      if (!row) {
-        const held = await repo.validLock(canonical);
-        throw new ConflictError(`${canonical} is locked by ${held?.owner_username ?? 'another user'}`, {
-          lockedBy: held?.owner_username,
-          lockedUntil: held?.expires_at.toISOString(),
-        });
-      }
-      const lock = presentLock(row);
-      await this.events.emit(
-        manager,
-        access.ref,
-        'lock',
-        { action: 'locked', ...lock },
-        { actor, path: canonical },
-      );
-      return lock;
-    });
+    // One autocommit statement takes the lock and writes its event (no transaction round trips).
+    const attempt = await this.repo(access).acquire(
+      canonical,
+      actor.id,
+      actor.username,
+      ttlMs ?? LOCK_TTL_DEFAULT_MS,
+      (statement) => this.events.within(access.ref, 'lock', { actor, path: canonical }, statement),
+    );
+    if (!('won' in attempt)) {
+      throw lockedBy(canonical, attempt.held ?? (await this.repo(access).validLock(canonical)));
+    }
+    this.events.published();
+    return presentLock(attempt.won);
   }
 
   /** Releases the caller's lock: another lock id is 403; no valid lock is `{ unlocked: false }`. */
@@ -158,7 +160,8 @@ export class FileLocksService {
       const skipped: string[] = [];
       for (const file of await repo.list()) {
         const path = `${access.name}/${file.username}/${file.filename}`;
-        if (await repo.acquire(path, actor.id, actor.username, ttlMs ?? LOCK_TTL_DEFAULT_MS)) count++;
+        if ('won' in (await repo.acquire(path, actor.id, actor.username, ttlMs ?? LOCK_TTL_DEFAULT_MS)))
+          count++;
         else skipped.push(path);
       }
       await this.events.emit(

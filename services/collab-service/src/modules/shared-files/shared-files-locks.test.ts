@@ -42,12 +42,30 @@ describe('locks', () => {
       racers.map((u): [TestUser, 'engineer'] => [u, 'engineer']),
     );
     const path = kit.path('someone', 'contested.step');
-    const answers = await Promise.all(racers.map((u) => kit.as(u).post('/v1/locks/lock').send({ path })));
-    expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array(19).fill(409)]);
-    const winner = answers.find((a) => a.status === 200)?.body as FileLock;
-    const current = await kit.as(t.viewer).get('/v1/locks').query({ path }).expect(200);
-    expect(current.body.lock).toEqual(winner);
-    expect(answers.find((a) => a.status === 409)?.body.lockedBy).toBe(winner.owner);
+    const stream = await SseClient.open(server.url, `/v1/events?workspace=${t.workspace}`, t.viewer.token);
+    try {
+      const answers = await Promise.all(racers.map((u) => kit.as(u).post('/v1/locks/lock').send({ path })));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array(19).fill(409)]);
+      const winner = answers.find((a) => a.status === 200)?.body as FileLock;
+      const current = await kit.as(t.viewer).get('/v1/locks').query({ path }).expect(200);
+      expect(current.body.lock).toEqual(winner);
+      // Every loser is told who won, even one that raced the winner's commit.
+      for (const lost of answers.filter((a) => a.status === 409)) {
+        expect(lost.body).toMatchObject({
+          code: 'conflict',
+          lockedBy: winner.owner,
+          lockedUntil: winner.expiresAt,
+        });
+      }
+      // One `lock` event, with the lock as the winner was answered.
+      const event = await stream.waitFor((e) => e.type === 'lock' && e.path === path);
+      expect(event.data).toEqual({ action: 'locked', ...winner });
+      expect(event.actor).toBe(winner.owner);
+      await kit.as(t.viewer).get('/v1/locks').query({ path }).expect(200);
+      expect(stream.of('lock').filter((e) => e.path === path)).toHaveLength(1);
+    } finally {
+      stream.close();
+    }
   });
 
   test('while locked, others’ upload, delete, revert and merge get 423; after the ttl the lock is gone', async () => {
