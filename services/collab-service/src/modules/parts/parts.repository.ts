@@ -1,16 +1,29 @@
 import { DEFAULT_PAGE_SIZE, type ListPartsQuery, type PartDomain, type PartSortKey } from '@hwp/contracts';
-import { NotFoundError, newId } from '@hwp/platform';
+import { entityRows, NotFoundError, newId } from '@hwp/platform';
+import type { DataSource } from 'typeorm';
 import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspaces/workspace-scope';
 import { PartEntity, PartHistoryEntity, PartVersionEntity } from './part.entity';
 
 const SORT_COLUMNS: Record<PartSortKey, string> = {
-  part_number: 'p.part_number',
-  name: 'p.name',
-  domain: 'p.domain',
-  lifecycle: 'p.lifecycle',
-  manufacturer_part_number: 'p.manufacturer_part_number',
-  updated_at: 'p.updated_at',
+  part_number: 'part_number',
+  name: 'name',
+  domain: 'domain',
+  lifecycle: 'lifecycle',
+  manufacturer_part_number: 'manufacturer_part_number',
+  updated_at: 'updated_at',
 };
+
+const partMappers = new WeakMap<DataSource, (row: Record<string, unknown>) => PartEntity>();
+
+/** The row mapper of parts for a data source, built on first use. */
+function partRows(dataSource: DataSource): (row: Record<string, unknown>) => PartEntity {
+  let mapper = partMappers.get(dataSource);
+  if (!mapper) {
+    mapper = entityRows(dataSource, PartEntity);
+    partMappers.set(dataSource, mapper);
+  }
+  return mapper;
+}
 
 /** Matches counted exactly before the total becomes an estimate (`count=exact` counts all). */
 export const COUNT_BOUND = 1000;
@@ -32,6 +45,11 @@ export class PartsRepository {
     return this.scope.manager;
   }
 
+  /** A `SELECT p.*` row of parts as the entity. */
+  private get fromRow() {
+    return partRows(this.manager.connection);
+  }
+
   /** The part, in this workspace only (another workspace's part is 404). */
   async findInWorkspace(partId: string): Promise<PartEntity> {
     const part = await this.parts.findOne({ id: partId });
@@ -50,40 +68,56 @@ export class PartsRepository {
    * A page of the search of section 4.6; id breaks ties so pages neither repeat nor skip parts. The
    * total is exact up to COUNT_BOUND matches (or always, with `count=exact`); above it, the planner's
    * estimate, flagged by `exact: false`: an exact count of a common word reads every match.
-   * The page and the count run at once.
+   * The page (with its creators' usernames) and the count are one statement.
    */
-  async search(query: ListPartsQuery): Promise<{ rows: PartEntity[]; total: number; exact: boolean }> {
+  async search(
+    query: ListPartsQuery,
+  ): Promise<{ rows: PartEntity[]; total: number; exact: boolean; names: Map<string, string> }> {
     const page = query.page ?? 1;
     const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
     const dir = query.dir === 'desc' ? 'DESC' : 'ASC';
-    const qb = this.manager
-      .createQueryBuilder(PartEntity, 'p')
-      .where('p.workspace_id = :workspaceId', { workspaceId: this.scope.id });
+    const params: unknown[] = [this.scope.id];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    const where = ['p.workspace_id = $1'];
     const q = query.q?.trim().toLowerCase();
     if (q) {
-      qb.andWhere(
-        '(lower(p.part_number) LIKE :prefix OR lower(p.name) LIKE :contains OR lower(p.manufacturer_part_number) LIKE :prefix)',
-        { prefix: `${likeEscape(q)}%`, contains: `%${likeEscape(q)}%` },
+      const prefix = param(`${likeEscape(q)}%`);
+      const contains = param(`%${likeEscape(q)}%`);
+      where.push(
+        `(lower(p.part_number) LIKE ${prefix} OR lower(p.name) LIKE ${contains} OR lower(p.manufacturer_part_number) LIKE ${prefix})`,
       );
     }
-    if (query.domain) qb.andWhere('p.domain = :domain', { domain: query.domain });
-    if (query.lifecycle) qb.andWhere('p.lifecycle = :lifecycle', { lifecycle: query.lifecycle });
-    if (query.tag) qb.andWhere('p.tags @> ARRAY[:tag]::text[]', { tag: query.tag });
-    const [matching, params] = qb.clone().select('1').getQueryAndParameters();
-    const pageRows = qb
-      .orderBy(SORT_COLUMNS[query.sort ?? 'part_number'], dir)
-      .addOrderBy('p.id', dir)
-      .offset((page - 1) * pageSize)
-      .limit(pageSize)
-      .getMany();
-    const counted = this.manager.query(
-      query.count === 'exact'
-        ? `SELECT count(*)::int AS n FROM (${matching}) s`
-        : `SELECT count(*)::int AS n FROM (${matching} LIMIT ${COUNT_BOUND + 1}) s`,
-      params,
-    ) as Promise<{ n: number }[]>;
-    const [rows, [{ n }]] = await Promise.all([pageRows, counted]);
-    if (query.count === 'exact' || n <= COUNT_BOUND) return { rows, total: n, exact: true };
+    if (query.domain) where.push(`p.domain = ${param(query.domain)}`);
+    if (query.lifecycle) where.push(`p.lifecycle = ${param(query.lifecycle)}`);
+    if (query.tag) where.push(`p.tags @> ARRAY[${param(query.tag)}]::text[]`);
+    const matching = `SELECT 1 FROM parts p WHERE ${where.join(' AND ')}`;
+    const sort = SORT_COLUMNS[query.sort ?? 'part_number'];
+    // The bounded count and the page in one statement (one round trip); a page past the end is one
+    // row with the count and no part.
+    const rows: (Record<string, unknown> & { search_total: number; created_by_username: string | null })[] =
+      await this.manager.query(
+        `SELECT c.n AS search_total, page.*, u.username AS created_by_username
+         FROM (SELECT count(*)::int AS n FROM (${matching}${query.count === 'exact' ? '' : ` LIMIT ${COUNT_BOUND + 1}`}) s) c
+         LEFT JOIN LATERAL (
+           SELECT p.* FROM parts p WHERE ${where.join(' AND ')}
+            ORDER BY p.${sort} ${dir}, p.id ${dir} LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}) page ON true
+         LEFT JOIN collab_users u ON u.id = page.created_by
+        ORDER BY page.${sort} ${dir}, page.id ${dir}`,
+        params,
+      );
+    const n = rows[0].search_total;
+    const found = rows.filter((row) => row.id !== null);
+    const parts = found.map(this.fromRow);
+    // The presenter names each part's creator.
+    const names = new Map(
+      found.flatMap((row) =>
+        row.created_by_username === null ? [] : [[row.created_by as string, row.created_by_username]],
+      ),
+    );
+    if (query.count === 'exact' || n <= COUNT_BOUND) return { rows: parts, total: n, exact: true, names };
     const [plan]: { 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[] = await this.manager.query(
       `EXPLAIN (FORMAT JSON) ${matching}`,
       params,
@@ -92,9 +126,9 @@ export class PartsRepository {
     const estimate = Math.max(
       Math.round(plan['QUERY PLAN'][0].Plan['Plan Rows']),
       n,
-      (page - 1) * pageSize + rows.length,
+      (page - 1) * pageSize + parts.length,
     );
-    return { rows, total: estimate, exact: false };
+    return { rows: parts, total: estimate, exact: false, names };
   }
 
   insert(row: Omit<PartEntity, 'workspaceId'>): Promise<PartEntity> {

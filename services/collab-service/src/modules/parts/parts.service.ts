@@ -108,11 +108,7 @@ export class PartsService {
   }
 
   async list(workspace: WorkspaceScope, query: ListPartsQuery): Promise<PartList> {
-    const { rows, total, exact } = await this.partsIn(workspace).search(query);
-    const names = await usernames(
-      this.dataSource.manager,
-      rows.map((r) => r.createdBy),
-    );
+    const { rows, total, exact, names } = await this.partsIn(workspace).search(query);
     return {
       items: rows.map((r) => presentPart(r, workspace.name, names)),
       total,
