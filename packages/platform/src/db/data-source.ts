@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { DataSource, type EntityManager, type MixedList } from 'typeorm';
+import { DataSource, EntityManager, type MixedList } from 'typeorm';
 
 /** An entity or migration class. */
 export type ClassType = abstract new (...args: never[]) => unknown;
@@ -69,16 +69,36 @@ export async function ensureDatabaseExists(url: string): Promise<void> {
   }
 }
 
+/** What a statement runs on without TypeORM: its pool (`driver.master`) or a query runner's pg client. */
+interface PgTarget {
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * The pg side of an EntityManager: the connection of its transaction, else the pool. Statements sent
+ * there skip TypeORM's per-query work (a query runner per statement outside a transaction, the
+ * subscriber broadcasts, the result wrapping), which costs more than a short indexed read.
+ */
+async function pgTargetOf(runner: unknown): Promise<PgTarget | undefined> {
+  if (!(runner instanceof EntityManager)) return undefined;
+  // A released runner is left to TypeORM, which refuses it (connecting again would leave its transaction).
+  if (runner.queryRunner)
+    return runner.queryRunner.isReleased ? undefined : ((await runner.queryRunner.connect()) as PgTarget);
+  return (runner.connection.driver as unknown as { master?: PgTarget }).master;
+}
+
 /**
  * The rows of a raw query. TypeORM's `query()` answers `[rows, affected]` for UPDATE and DELETE
  * (with or without RETURNING) on Postgres, and the rows alone for SELECT and INSERT: this takes the
- * rows either way.
+ * rows either way. On an EntityManager, the statement goes to pg directly.
  */
 export async function queryRows<T>(
   runner: { query(sql: string, params?: unknown[]): Promise<unknown> },
   sql: string,
   params: unknown[] = [],
 ): Promise<T[]> {
+  const target = await pgTargetOf(runner);
+  if (target) return (await target.query({ text: sql, values: params })).rows as T[];
   const result = await runner.query(sql, params);
   if (
     Array.isArray(result) &&
@@ -90,15 +110,11 @@ export async function queryRows<T>(
   return result as T[];
 }
 
-/** What a named statement runs on: TypeORM's pool (`driver.master`) or a query runner's pg client. */
-interface PreparedTarget {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
-}
-
 /**
  * The rows of a hot statement, as a named prepared statement: each pooled connection parses and
- * plans it once instead of on every call. Inside a transaction (the manager has its query runner) it
- * runs on that runner's connection, else on the pool. `name` must be unique per statement text.
+ * plans it once instead of on every call (inside a transaction, on that transaction's connection).
+ * `name` must be unique per statement text. Not for statements whose plan depends on the values
+ * (a LIKE pattern): a prepared statement may switch to a generic plan.
  */
 export async function preparedRows<T>(
   manager: EntityManager,
@@ -106,10 +122,7 @@ export async function preparedRows<T>(
   text: string,
   values: unknown[],
 ): Promise<T[]> {
-  const runner = manager.queryRunner;
-  const target = runner
-    ? ((await runner.connect()) as PreparedTarget)
-    : (manager.connection.driver as unknown as { master?: PreparedTarget }).master;
+  const target = await pgTargetOf(manager);
   if (!target) return queryRows<T>(manager, text, values);
   return (await target.query({ name, text, values })).rows as T[];
 }

@@ -1,5 +1,5 @@
 import { HealthResponse, ReadinessResponse } from '@hwp/contracts';
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
