@@ -13,6 +13,7 @@ export * from './expiring-map';
 export * from './feature';
 export * from './http/1763700000002-create-rate-limit-counters';
 export * from './http/api-router';
+export * from './http/app-server';
 export * from './http/blob-routes';
 export * from './http/create-app';
 export * from './http/csrf';

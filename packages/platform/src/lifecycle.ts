@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
+import { createAppServer } from './http/app-server';
 
 type Closer = () => Promise<void> | void;
 
@@ -36,8 +37,13 @@ export class Lifecycle {
   }
 
   async listen(app: Express, port: number, host: string): Promise<Server> {
-    const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(s)));
+    const server = createAppServer(app);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
     // Keep-alive slightly above the usual proxy idle timeout so nginx never reuses a closed socket.
     server.keepAliveTimeout = 65_000;

@@ -1,10 +1,10 @@
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import { createAppServer } from '../http/app-server';
 
 /** The app on a free loopback port, for clients supertest cannot be (streams, real sockets). */
 export async function listen(app: Express): Promise<{ url: string; close(): Promise<void> }> {
-  const server = createServer(app);
+  const server = createAppServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
