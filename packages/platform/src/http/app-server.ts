@@ -1,6 +1,36 @@
 import { createServer, IncomingMessage, type Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Express } from 'express';
+
+interface ServerClasses {
+  IncomingMessage: typeof IncomingMessage;
+  ServerResponse: typeof ServerResponse;
+}
+
+const classesOf = new WeakMap<Express, ServerClasses>();
+
+/**
+ * Request and response classes whose prototypes are the app's: subclasses of node's (so instances
+ * get node's in-object layout), re-parented onto the app's request and response prototypes, which
+ * then become the subclasses' own (express sets every request's prototype to `app.request`).
+ */
+function serverClasses(app: Express): ServerClasses {
+  let classes = classesOf.get(app);
+  if (!classes) {
+    class AppRequest extends IncomingMessage {}
+    class AppResponse extends ServerResponse {}
+    Object.setPrototypeOf(AppRequest.prototype, app.request);
+    Object.setPrototypeOf(AppResponse.prototype, app.response);
+    // The subclasses' prototypes now inherit everything of the app's: they take their place.
+    app.request = AppRequest.prototype as Express['request'];
+    app.response = AppResponse.prototype as Express['response'];
+    classes = {
+      IncomingMessage: AppRequest,
+      ServerResponse: AppResponse as unknown as typeof ServerResponse,
+    };
+    classesOf.set(app, classes);
+  }
+  return classes;
+}
 
 /**
  * The HTTP server of an express app, whose requests and responses are born with the app's
@@ -10,22 +40,5 @@ import type { Express } from 'express';
  * (expressjs/express#5998). With the prototype already in place the swap does nothing.
  */
 export function createAppServer(app: Express): Server {
-  function AppRequest(this: IncomingMessage, socket: Socket) {
-    IncomingMessage.call(this, socket);
-  }
-  AppRequest.prototype = app.request;
-  // node:http passes options (the socket's high-water mark) as a second argument.
-  function AppResponse(this: ServerResponse, req: IncomingMessage, options?: unknown) {
-    (
-      ServerResponse as unknown as (this: ServerResponse, req: IncomingMessage, options?: unknown) => void
-    ).call(this, req, options);
-  }
-  AppResponse.prototype = app.response;
-  return createServer(
-    {
-      IncomingMessage: AppRequest as unknown as typeof IncomingMessage,
-      ServerResponse: AppResponse as unknown as typeof ServerResponse,
-    },
-    app,
-  );
+  return createServer(serverClasses(app), app);
 }
