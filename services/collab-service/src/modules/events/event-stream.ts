@@ -36,8 +36,8 @@ export function openEventStream(req: Request, res: Response, retryMs: number): E
   return {
     write(chunk) {
       if (!open()) return true;
-      res.write(chunk);
-      return res.writableLength <= MAX_BUFFERED_BYTES;
+      // The buffered length is only worth reading once the socket stopped taking writes at once.
+      return res.write(chunk) || res.writableLength <= MAX_BUFFERED_BYTES;
     },
     comment(text) {
       if (open()) res.write(`: ${text}\n\n`);
