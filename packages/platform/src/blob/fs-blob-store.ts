@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { close, createReadStream, open as fsOpen, fstat, type Stats } from 'node:fs';
+import { close, createReadStream, open as fsOpen, fstatSync, type Stats } from 'node:fs';
 import { mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -294,9 +294,9 @@ export class FsBlobStore implements BlobStore {
     }
     let stats: Stats;
     try {
-      stats = await new Promise<Stats>((resolve, reject) =>
-        fstat(fd, (error, found) => (error ? reject(error) : resolve(found))),
-      );
+      // Synchronous on purpose: fstat of an open descriptor reads the inode open() just loaded (no
+      // I/O), and a trip through the thread pool costs more than the call.
+      stats = fstatSync(fd);
     } catch (error) {
       await closeFd(fd);
       throw error;
