@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { Bom, BomAlternate, CurrencyAmount } from '@hwp/contracts';
 import type { Response } from 'express';
 import Papa from 'papaparse';
-import * as XLSX from 'xlsx';
+import { xlsx } from '../parts/import/xlsx-module';
 import type { ExpandedNode, ExpandedTree } from './bom-tree';
 import { compactRefdes } from './refdes';
 
@@ -261,6 +261,7 @@ export async function streamCsv(res: Response, table: ExportTable): Promise<void
 
 /** The table as an XLSX workbook: one sheet, typed cells, rows grouped in an outline by level. */
 export function xlsxBuffer(table: ExportTable, sheetName: string): Buffer {
+  const XLSX = xlsx();
   const sheet = XLSX.utils.aoa_to_sheet([table.header, ...table.rows.map((row) => row.cells)]);
   sheet['!rows'] = [{}, ...table.rows.map((row) => ({ level: Math.min(7, Math.max(0, row.level - 1)) }))];
   sheet['!cols'] = table.header.map((name) => ({ wch: Math.max(8, name.length + 2) }));

@@ -14,7 +14,7 @@ import {
   type PartImportField,
 } from './header-aliases';
 import { type ParsedSheet, parseSpreadsheet } from './parse-spreadsheet';
-import { IMPORT_BATCH_ROWS, insertParts, storedParts, updateParts } from './part-import.store';
+import { IMPORT_BATCH_ROWS, insertParts, newPartsJson, storedParts, updateParts } from './part-import.store';
 import { type PlannedRow, planRow } from './part-import-plan';
 import { columnName, type PartRow, PartRowReader } from './part-rows';
 
@@ -276,21 +276,34 @@ export class PartImportService {
     // From here on each row is held only until its batch is written.
     planned.length = 0;
     await advanceCounters(new PartsRepository(access.in(manager)), rules.numberingRules, creates);
-    await inBatches(creates, signal, (batch) => insertParts(manager, context, batch));
-    await inBatches(updates, signal, (batch) => updateParts(manager, context, batch));
+    await inBatches(creates, signal, newPartsJson, (json) => insertParts(manager, context, json));
+    await inBatches(
+      updates,
+      signal,
+      (batch) => batch,
+      (batch) => updateParts(manager, context, batch),
+    );
   }
 }
 
-/** Writes `list` in batches, emptying it as it goes. */
-async function inBatches<T>(
+/**
+ * Writes `list` in batches, emptying it as it goes: each batch is prepared (its statement's payload
+ * built) while the previous one's statement runs, so the database and this process work at once.
+ */
+async function inBatches<T, P>(
   list: T[],
   signal: AbortSignal | undefined,
-  write: (batch: T[]) => Promise<void>,
+  prepare: (batch: T[]) => P,
+  write: (payload: P) => Promise<void>,
 ): Promise<void> {
+  let running: Promise<void> | undefined;
   while (list.length > 0) {
+    const payload = prepare(list.splice(0, IMPORT_BATCH_ROWS));
+    await running;
     signal?.throwIfAborted();
-    await write(list.splice(0, IMPORT_BATCH_ROWS));
+    running = write(payload);
   }
+  await running;
 }
 
 function reportOf(

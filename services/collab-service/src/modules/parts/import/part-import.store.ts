@@ -104,12 +104,12 @@ export interface WriteContext {
 
 /**
  * Inserts new parts and their `import.created` history rows, in one statement: the history is built
- * in SQL from the same rows, so the batch crosses the wire once.
+ * in SQL from the same rows, so the batch crosses the wire once. `json` is `newPartsJson(batch)`.
  */
 export async function insertParts(
   manager: EntityManager,
   context: WriteContext,
-  batch: Create[],
+  json: string,
 ): Promise<void> {
   await manager.query(
     `WITH r AS (
@@ -130,12 +130,12 @@ export async function insertParts(
             jsonb_build_object('partNumber', r.part_number, 'name', r.name, 'domain', r.domain,
                                'lifecycle', r.lifecycle, 'import', jsonb_build_object('id', $5::text, 'row', r.row))
        FROM r JOIN inserted USING (id)`,
-    [newPartsJson(batch), context.workspaceId, context.actorId, context.at, context.importId],
+    [json, context.workspaceId, context.actorId, context.at, context.importId],
   );
 }
 
 /** The batch as the JSON the statement reads (built apart, so only the text waits on the database). */
-function newPartsJson(batch: Create[]): string {
+export function newPartsJson(batch: Create[]): string {
   return JSON.stringify(
     batch.map((c) => ({
       id: newId(),

@@ -1,6 +1,7 @@
 import Papa from 'papaparse';
-import * as XLSX from 'xlsx';
+import type * as XLSX from 'xlsx';
 import { type RawCell, Rejection, type RowCollector } from './row-collector';
+import { xlsx } from './xlsx-module';
 
 /**
  * The two format readers. They run inside the parse worker (xlsx 0.18.5 has prototype-pollution
@@ -106,7 +107,7 @@ export function readXlsx(data: Uint8Array, collect: (describe: { sheetName: stri
   const builtins = builtinShapes();
   let workbook: XLSX.WorkBook;
   try {
-    workbook = XLSX.read(Buffer.from(data.buffer, data.byteOffset, data.byteLength), XLSX_OPTIONS);
+    workbook = xlsx().read(Buffer.from(data.buffer, data.byteOffset, data.byteLength), XLSX_OPTIONS);
   } catch (error) {
     if (error instanceof RangeError) throw new Rejection('too_large', 'The XLSX file is too large to read');
     const reason = error instanceof Error ? error.message : String(error);
@@ -146,7 +147,7 @@ function denseRows(sheet: XLSX.WorkSheet): DenseRows {
   const rows: DenseRows = [];
   for (const address of Object.keys(sheet)) {
     if (address.startsWith('!')) continue;
-    const { r, c } = XLSX.utils.decode_cell(address);
+    const { r, c } = xlsx().utils.decode_cell(address);
     rows[r] ??= [];
     rows[r][c] = sheet[address] as XLSX.CellObject;
   }
