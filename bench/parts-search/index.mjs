@@ -103,7 +103,8 @@ try {
       const params = paramsFor(workspaceId, q);
       const started = performance.now();
       const found = await client.query(SEARCH_SQL, params);
-      if (found.rows[0].search_total > 1000) await client.query(`EXPLAIN (FORMAT JSON) ${MATCHING_SQL}`, params);
+      if (found.rows[0].search_total > 1000)
+        await client.query(`EXPLAIN (FORMAT JSON) ${MATCHING_SQL}`, params);
       if (i >= WARMUP) raw.push(performance.now() - started);
     }
     const plan = await client.query(`EXPLAIN ${PAGE_SQL}`, paramsFor(workspaceId, termOf(0)));
