@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import { expectEventually, latestMessage } from '@hwp/platform/test-kit';
+import WebSocket from 'ws';
 import { binaryStlBox } from '../services/api-service/test/support/cad-fixtures';
 import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
 import {
@@ -289,6 +290,22 @@ describe('embedded default (one process, no external services)', () => {
       expect(res.status).toBe(201);
       return (await res.json()) as { id: string; url: string; thumbnail_url: string };
     };
+    // The WebSocket on the embedded default: processing events and a chat room over the in-process bus.
+    const socket = new WebSocket(`${api.replace(/^http/, 'ws')}/ws`, ['bearer', session.access_token]);
+    const frames: { type: string; [key: string]: unknown }[] = [];
+    socket.on('message', (data) => frames.push(JSON.parse(String(data))));
+    await expectEventually(() => expect(frames.map((f) => f.type)).toContain('ready'));
+    socket.send(JSON.stringify({ type: 'subscribe', channel: 'files' }));
+    socket.send(JSON.stringify({ type: 'subscribe', channel: 'chat:embedded' }));
+    await expectEventually(() => expect(frames.filter((f) => f.type === 'chat.history')).toHaveLength(1));
+    socket.send(
+      JSON.stringify({ type: 'chat.send', room: 'embedded', text: 'hello from the embedded host' }),
+    );
+    await expectEventually(() =>
+      expect(frames.find((f) => f.type === 'chat.message')).toMatchObject({
+        message: { room: 'embedded', text: 'hello from the embedded host' },
+      }),
+    );
     const stl = await uploadOne('bracket.stl', binaryStlBox(10, 20, 30));
     const done = await expectEventually(
       async () => {
@@ -301,6 +318,14 @@ describe('embedded default (one process, no external services)', () => {
     );
     expect(done.metadata.dimensions).toEqual({ width: 10, height: 20, depth: 30, units: null });
     expect((await fetch(`${api}${stl.thumbnail_url}`, { headers: auth })).status).toBe(200);
+    await expectEventually(() =>
+      expect(frames.find((f) => f.type === 'event')).toMatchObject({
+        channel: 'files',
+        event: 'file.processed.v1',
+        data: { fileId: stl.id, status: 'ready' },
+      }),
+    );
+    socket.close();
     // Concurrent uploads and ranged downloads: each client gets its own bytes back.
     const contents = Array.from({ length: 8 }, (_, i) => Buffer.alloc(50_000 + i * 1000, i + 1));
     const uploaded = await Promise.all(contents.map((c, i) => uploadOne(`part-${i}.bin`, c)));

@@ -10,6 +10,8 @@ export const EVENTS_EXCHANGE = 'hwp.events';
 export const RoutingKeys = {
   fileUploaded: 'file.uploaded.v1',
   fileProcessed: 'file.processed.v1',
+  /** A chat message of a tenant (WebSocket rooms, `ChatMessageData`). */
+  chatMessage: 'chat.message.v1',
   notificationRequested: 'notification.requested.v1',
   userUpdated: 'user.updated.v1',
   /** Sessions the API host ended: their access tokens must be refused everywhere before `exp`. */

@@ -12,6 +12,7 @@ export * from './notifications';
 export * from './ops';
 export * from './paging';
 export * from './parts';
+export * from './realtime';
 export * from './reviews.dto';
 export * from './schema';
 export * from './tenants';

@@ -3,6 +3,7 @@ import type { ApiConfig } from './config';
 import { accountsFeature } from './modules/auth/accounts.feature';
 import { filesFeature } from './modules/files/files.feature';
 import { notificationsFeature } from './modules/notifications/notifications.feature';
+import { realtimeFeature } from './modules/realtime/realtime.feature';
 import { tenancyFeature } from './modules/tenants/tenancy.feature';
 import { tenantsFeature } from './modules/tenants/tenants.feature';
 
@@ -28,5 +29,12 @@ export const apiService = defineService<ApiConfig>({
       },
     },
   },
-  features: [notificationsFeature, tenancyFeature, accountsFeature, tenantsFeature, filesFeature],
+  features: [
+    notificationsFeature,
+    tenancyFeature,
+    accountsFeature,
+    tenantsFeature,
+    filesFeature,
+    realtimeFeature,
+  ],
 });

@@ -1,4 +1,5 @@
 import { createServer, IncomingMessage, type Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 
 interface ServerClasses {
@@ -7,6 +8,26 @@ interface ServerClasses {
 }
 
 const classesOf = new WeakMap<Express, ServerClasses>();
+
+/** Takes over an HTTP upgrade request (a WebSocket handshake) of its path. */
+export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+const upgradesOf = new WeakMap<Express, Map<string, UpgradeHandler>>();
+
+/** Routes upgrade requests of `path` (query string aside) to `handler` on the app's servers. */
+export function onUpgrade(app: Express, path: string, handler: UpgradeHandler): void {
+  const handlers = upgradesOf.get(app) ?? new Map<string, UpgradeHandler>();
+  handlers.set(path, handler);
+  upgradesOf.set(app, handlers);
+}
+
+/** Upgrade requests to a path nobody took: answered 404 and closed. */
+function dispatchUpgrade(app: Express, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+  const path = (req.url ?? '/').split('?')[0];
+  const handler = upgradesOf.get(app)?.get(path);
+  if (handler) return handler(req, socket, head);
+  socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+}
 
 /**
  * Request and response classes whose prototypes are the app's: subclasses of node's (so instances
@@ -37,8 +58,11 @@ function serverClasses(app: Express): ServerClasses {
  * prototypes. Express otherwise swaps each one's prototype on entry (`Object.setPrototypeOf`), which
  * gives every request and response a hidden class of its own: about 2 KB more per open connection
  * (an SSE stream keeps both) and property accesses that never stay monomorphic
- * (expressjs/express#5998). With the prototype already in place the swap does nothing.
+ * (expressjs/express#5998). With the prototype already in place the swap does nothing. Upgrade
+ * requests go to the handlers registered with `onUpgrade`.
  */
 export function createAppServer(app: Express): Server {
-  return createServer(serverClasses(app), app);
+  const server = createServer(serverClasses(app), app);
+  server.on('upgrade', (req, socket, head) => dispatchUpgrade(app, req, socket, head));
+  return server;
 }

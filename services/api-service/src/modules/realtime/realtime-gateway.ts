@@ -1,0 +1,287 @@
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  CHAT_HISTORY_ON_SUBSCRIBE,
+  ChannelFrame,
+  type ChatMessage,
+  ChatSendFrame,
+  WS_CLOSE,
+  WS_MAX_CONNECTIONS_PER_USER,
+} from '@hwp/contracts';
+import { AppError, type Logger, validateInput } from '@hwp/platform';
+import type { Request, RequestHandler, Response } from 'express';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import type { ResolvedTenant } from '../tenants/tenant-context';
+import type { ChatService } from './chat.service';
+
+/** Largest frame a client may send (a chat message is at most 4,000 characters). */
+const MAX_FRAME_BYTES = 32 * 1024;
+/** Chat messages one user may send per minute on this process. */
+const CHAT_PER_MINUTE = 60;
+
+interface Client {
+  ws: WebSocket;
+  userId: string;
+  sessionId: string;
+  tenant: ResolvedTenant;
+  channels: Set<string>;
+  alive: boolean;
+  sent: number[];
+}
+
+export interface RealtimeGatewayOptions {
+  /** The API host's authentication and tenant resolution, run on the upgrade request. */
+  signIn: RequestHandler[];
+  chat: ChatService;
+  logger: Logger;
+  pingIntervalMs: number;
+}
+
+/** Runs an express middleware outside express: resolves on `next()`, rejects on `next(error)`. */
+function run(handler: RequestHandler, req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => {
+    try {
+      const result = handler(req, res, (error?: unknown) => (error ? reject(error) : resolve())) as unknown;
+      if (result instanceof Promise) result.catch(reject);
+    } catch (error) {
+      reject(error);
+    }
+  });
+}
+
+/** The access token of an upgrade: the protocol value that is not `bearer`, or `?token=`. */
+function tokenOf(req: IncomingMessage, url: URL): string | undefined {
+  const offered = (req.headers['sec-websocket-protocol'] ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  return offered.find((p) => p.toLowerCase() !== 'bearer') ?? url.searchParams.get('token') ?? undefined;
+}
+
+/** Refuses an upgrade with an HTTP status and the error body (the handshake never completes). */
+function refuse(
+  socket: Duplex,
+  status: number,
+  code: string,
+  detail: string,
+  headers: Record<string, string> = {},
+) {
+  const body = JSON.stringify({ detail, code, path: '/ws', timestamp: new Date().toISOString() });
+  const lines = [
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 429 ? 'Too Many Requests' : 'Bad Request'}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+}
+
+/**
+ * The WebSocket of the API host (DECISIONS.md section 7): authenticated at the upgrade, one tenant
+ * per socket, channels `files` (the tenant's file processing) and `chat:<room>` (the tenant's chat
+ * rooms, history first), at most WS_MAX_CONNECTIONS_PER_USER sockets per user on this process,
+ * pings every `pingIntervalMs` (a socket without a pong is closed), and delivery across replicas
+ * through the broker (`deliver` is called by each replica's broadcast consumers).
+ */
+export class RealtimeGateway {
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_FRAME_BYTES,
+    perMessageDeflate: false,
+  });
+  private readonly clients = new Set<Client>();
+  private readonly perUser = new Map<string, number>();
+  private readonly pinger: NodeJS.Timeout;
+
+  constructor(private readonly options: RealtimeGatewayOptions) {
+    this.pinger = setInterval(() => this.ping(), options.pingIntervalMs);
+    this.pinger.unref();
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  /** `server.on('upgrade')` for `/ws`. */
+  async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    socket.on('error', () => socket.destroy());
+    const url = new URL(req.url ?? '/ws', 'http://localhost');
+    const token = tokenOf(req, url);
+    if (!token)
+      return refuse(
+        socket,
+        401,
+        'unauthorized',
+        'Send the access token as a Sec-WebSocket-Protocol value or ?token=',
+      );
+    // Cookies are not taken: a cross-site page could otherwise open a socket with the visitor's session.
+    delete req.headers.cookie;
+    req.headers.authorization = `Bearer ${token}`;
+    const tenant = url.searchParams.get('tenant');
+    if (tenant) req.headers['x-tenant-id'] = tenant;
+    const expressReq = req as Request;
+    // The middlewares get an express response that goes nowhere (headers they set are dropped).
+    const res = Object.setPrototypeOf(
+      new ServerResponse(req),
+      (expressReq.app as unknown as { response: object }).response,
+    ) as Response;
+    expressReq.res = res;
+    try {
+      for (const handler of this.options.signIn) await run(handler, expressReq, res);
+    } catch (error) {
+      if (error instanceof AppError)
+        return refuse(socket, error.status, error.code, error.detail, error.headers);
+      this.options.logger.error({ err: error }, 'websocket sign-in failed');
+      return refuse(socket, 503, 'unavailable', 'Try again');
+    }
+    const user = expressReq.user;
+    const resolved = expressReq.tenant;
+    if (!user || !resolved) return refuse(socket, 401, 'unauthorized', 'Sign in');
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, user.id, user.sessionId, resolved));
+  }
+
+  private attach(ws: WebSocket, userId: string, sessionId: string, tenant: ResolvedTenant): void {
+    const open = this.perUser.get(userId) ?? 0;
+    if (open >= WS_MAX_CONNECTIONS_PER_USER) {
+      ws.close(WS_CLOSE.tooManyConnections, `At most ${WS_MAX_CONNECTIONS_PER_USER} sockets per user`);
+      return;
+    }
+    this.perUser.set(userId, open + 1);
+    const client: Client = { ws, userId, sessionId, tenant, channels: new Set(), alive: true, sent: [] };
+    this.clients.add(client);
+    ws.on('pong', () => {
+      client.alive = true;
+    });
+    ws.on('message', (data, isBinary) => {
+      this.receive(client, data, isBinary).catch((error: unknown) => {
+        this.options.logger.error({ err: error }, 'websocket frame failed');
+        this.send(client, { type: 'error', code: 'internal', detail: 'The frame could not be handled' });
+      });
+    });
+    ws.on('close', () => {
+      this.clients.delete(client);
+      const left = (this.perUser.get(userId) ?? 1) - 1;
+      if (left > 0) this.perUser.set(userId, left);
+      else this.perUser.delete(userId);
+    });
+    ws.on('error', () => ws.terminate());
+    this.send(client, { type: 'ready', tenantId: tenant.id, userId });
+  }
+
+  private async receive(client: Client, data: RawData, isBinary: boolean): Promise<void> {
+    if (isBinary)
+      return this.send(client, { type: 'error', code: 'validation_failed', detail: 'Frames are JSON text' });
+    let frame: unknown;
+    try {
+      frame = JSON.parse(data.toString());
+    } catch {
+      return this.send(client, {
+        type: 'error',
+        code: 'validation_failed',
+        detail: 'A frame is one JSON object',
+      });
+    }
+    const type = (frame as { type?: unknown } | null)?.type;
+    try {
+      if (type === 'subscribe' || type === 'unsubscribe') {
+        const { channel } = await validateInput(ChannelFrame, frame, 'body');
+        return await this.subscribe(client, type, channel);
+      }
+      if (type === 'chat.send') {
+        const { room, text } = await validateInput(ChatSendFrame, frame, 'body');
+        return await this.chat(client, room, text);
+      }
+      this.send(client, {
+        type: 'error',
+        code: 'validation_failed',
+        detail: 'type must be subscribe, unsubscribe or chat.send',
+      });
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      this.send(client, { type: 'error', code: error.code, detail: error.detail, errors: error.errors });
+    }
+  }
+
+  private async subscribe(client: Client, type: 'subscribe' | 'unsubscribe', channel: string): Promise<void> {
+    if (type === 'unsubscribe') {
+      client.channels.delete(channel);
+      return this.send(client, { type: 'unsubscribed', channel });
+    }
+    client.channels.add(channel);
+    this.send(client, { type: 'subscribed', channel });
+    if (channel.startsWith('chat:')) {
+      const room = channel.slice('chat:'.length);
+      const page = await this.options.chat.history(client.tenant.scope, room, 1, CHAT_HISTORY_ON_SUBSCRIBE);
+      this.send(client, { type: 'chat.history', room, messages: page.items.reverse() });
+    }
+  }
+
+  private async chat(client: Client, room: string, text: string): Promise<void> {
+    const now = Date.now();
+    client.sent = client.sent.filter((at) => at > now - 60_000);
+    const sentByUser = [...this.clients]
+      .filter((c) => c.userId === client.userId)
+      .reduce((n, c) => n + c.sent.length, 0);
+    if (sentByUser >= CHAT_PER_MINUTE) {
+      return this.send(client, {
+        type: 'error',
+        code: 'rate_limited',
+        detail: `At most ${CHAT_PER_MINUTE} chat messages a minute`,
+      });
+    }
+    client.sent.push(now);
+    // Delivered to the room's subscribers (this socket too) by the broadcast consumer after commit.
+    await this.options.chat.send(client.tenant.scope, client.userId, room, text);
+  }
+
+  /** A `file.processed.v1` of a tenant, to its sockets subscribed to `files`. */
+  fileEvent(tenantId: string, type: string, data: unknown): void {
+    this.deliver(tenantId, 'files', { type: 'event', channel: 'files', event: type, data });
+  }
+
+  /** A stored chat message, to the sockets of its tenant subscribed to its room. */
+  chatMessage(tenantId: string, message: ChatMessage): void {
+    this.deliver(tenantId, `chat:${message.room}`, { type: 'chat.message', message });
+  }
+
+  /** Sessions that ended: their sockets close (code WS_CLOSE.sessionEnded). */
+  sessionsEnded(sessionIds: string[]): void {
+    const ended = new Set(sessionIds);
+    for (const client of this.clients) {
+      if (ended.has(client.sessionId)) client.ws.close(WS_CLOSE.sessionEnded, 'The session ended');
+    }
+  }
+
+  private deliver(tenantId: string, channel: string, frame: object): void {
+    let text: string | undefined;
+    for (const client of this.clients) {
+      if (client.tenant.id !== tenantId || !client.channels.has(channel)) continue;
+      text ??= JSON.stringify(frame);
+      client.ws.send(text);
+    }
+  }
+
+  private send(client: Client, frame: object): void {
+    if (client.ws.readyState === client.ws.OPEN) client.ws.send(JSON.stringify(frame));
+  }
+
+  private ping(): void {
+    for (const client of this.clients) {
+      if (!client.alive) {
+        client.ws.close(WS_CLOSE.unresponsive, 'No pong');
+        client.ws.terminate();
+        continue;
+      }
+      client.alive = false;
+      client.ws.ping();
+    }
+  }
+
+  /** Shutdown: every socket is told to reconnect elsewhere. */
+  close(): void {
+    clearInterval(this.pinger);
+    for (const client of this.clients) client.ws.close(WS_CLOSE.goingAway, 'Server shutting down');
+    this.wss.close();
+  }
+}

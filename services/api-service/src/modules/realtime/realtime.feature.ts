@@ -1,0 +1,81 @@
+import type { ChatMessageData, SessionRevokedData } from '@hwp/contracts';
+import { RoutingKeys } from '@hwp/contracts';
+import { defineFeature, onUpgrade } from '@hwp/platform';
+import type { ApiConfig } from '../../config';
+import type { AuthModule } from '../auth/auth.module';
+import type { FileProcessedData } from '../files/file-processing';
+import type { TenancyExports } from '../tenants/tenancy.feature';
+import { createTenantResolver } from '../tenants/tenant-context';
+import { ChatService } from './chat.service';
+import { ChatMessageEntity } from './chat-message.entity';
+import { CreateChatMessages1764600000000 } from './migrations/1764600000000-CreateChatMessages';
+import { mountRealtimeRoutes } from './realtime.routes';
+import { RealtimeGateway } from './realtime-gateway';
+
+export interface RealtimeExports {
+  gateway: RealtimeGateway;
+  chat: ChatService;
+}
+
+/** The WebSocket `/ws` (file processing events, tenant chat rooms) and the chat history route. */
+export const realtimeFeature = defineFeature<
+  ApiConfig,
+  RealtimeExports,
+  { tenancy: TenancyExports; accounts: AuthModule }
+>({
+  name: 'realtime',
+  entities: [ChatMessageEntity],
+  migrations: [CreateChatMessages1764600000000],
+  build: (deps, { tenancy, accounts }) => {
+    const { dataSource, bus, logger, lifecycle } = deps;
+    const chat = new ChatService(dataSource, bus);
+    const signedIn = [
+      accounts.authenticate,
+      accounts.standardLimit,
+      createTenantResolver(dataSource, tenancy.tenants),
+    ];
+    const gateway = new RealtimeGateway({ signIn: signedIn, chat, logger, pingIntervalMs: 30_000 });
+    lifecycle.onShutdown('websockets', () => gateway.close());
+    // Every replica hands what the broker brings to the sockets connected to it.
+    const consumers = async () => {
+      await bus.subscribe(
+        { consumer: 'realtime-files', patterns: [RoutingKeys.fileProcessed], broadcast: true, prefetch: 50 },
+        async (envelope) => {
+          if (envelope.tenantId)
+            gateway.fileEvent(envelope.tenantId, envelope.type, envelope.data as FileProcessedData);
+        },
+      );
+      await bus.subscribe(
+        { consumer: 'realtime-chat', patterns: [RoutingKeys.chatMessage], broadcast: true, prefetch: 50 },
+        async (envelope) => {
+          const data = envelope.data as Partial<ChatMessageData> | null;
+          if (envelope.tenantId && data?.message) gateway.chatMessage(envelope.tenantId, data.message);
+        },
+      );
+      await bus.subscribe(
+        {
+          consumer: 'realtime-sessions',
+          patterns: [RoutingKeys.sessionRevoked],
+          broadcast: true,
+          prefetch: 50,
+        },
+        async (envelope) => {
+          const data = envelope.data as Partial<SessionRevokedData> | null;
+          if (Array.isArray(data?.session_ids)) gateway.sessionsEnded(data.session_ids);
+        },
+      );
+    };
+    return {
+      routes: [
+        (api, app) => {
+          onUpgrade(app, '/ws', (req, socket, head) => {
+            void gateway.upgrade(req, socket, head);
+          });
+          mountRealtimeRoutes(api, chat, signedIn);
+        },
+      ],
+      consumers,
+      exports: { gateway, chat },
+    };
+  },
+});
