@@ -21,6 +21,8 @@ export const WS_MAX_CONNECTIONS_PER_USER = 20;
 export const WS_CLOSE = {
   /** The access token's session ended (logout, revocation). */
   sessionEnded: 4001,
+  /** The user is no longer a member of the socket's tenant. */
+  notMember: 4003,
   /** More than WS_MAX_CONNECTIONS_PER_USER sockets of one user. */
   tooManyConnections: 4008,
   /** No pong to the last ping. */

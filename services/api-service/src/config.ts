@@ -59,6 +59,7 @@ export interface ApiConfig extends BaseConfig {
   readonly CLAMD_PORT: number;
   /** Files larger than this get no content analysis (metadata, previews, text index). */
   readonly PROCESSING_MAX_MB: number;
+  readonly WS_PING_INTERVAL_MS: number;
 }
 
 const positive = (desc: string, value: number) => positiveInt({ default: value, desc });
@@ -145,6 +146,10 @@ export function apiConfigSpecs() {
     CLAMD_HOST: str({ default: undefined, desc: 'clamd host for virus scans (unset: built-in checks only)' }),
     CLAMD_PORT: portNumber({ default: 3310, desc: 'clamd TCP port' }),
     PROCESSING_MAX_MB: positive('Largest file whose content processing analyses (MB)', 200),
+    WS_PING_INTERVAL_MS: positive(
+      'WebSocket ping interval (ms); a socket without a pong by the next ping is closed, and memberships are checked again',
+      30_000,
+    ),
   };
 }
 

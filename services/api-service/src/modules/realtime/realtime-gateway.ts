@@ -1,4 +1,4 @@
-import { type IncomingMessage, ServerResponse } from 'node:http';
+import { type IncomingMessage, ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
   CHAT_HISTORY_ON_SUBSCRIBE,
@@ -35,6 +35,8 @@ export interface RealtimeGatewayOptions {
   chat: ChatService;
   logger: Logger;
   pingIntervalMs: number;
+  /** Whether the user is still a member of the tenant (checked at every ping round). */
+  isMember(userId: string, tenantId: string): Promise<boolean>;
 }
 
 /** Runs an express middleware outside express: resolves on `next()`, rejects on `next(error)`. */
@@ -68,7 +70,7 @@ function refuse(
 ) {
   const body = JSON.stringify({ detail, code, path: '/ws', timestamp: new Date().toISOString() });
   const lines = [
-    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 429 ? 'Too Many Requests' : 'Bad Request'}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
@@ -267,6 +269,9 @@ export class RealtimeGateway {
   }
 
   private ping(): void {
+    this.recheckMemberships().catch((error: unknown) => {
+      this.options.logger.warn({ err: error }, 'websocket membership check failed');
+    });
     for (const client of this.clients) {
       if (!client.alive) {
         client.ws.close(WS_CLOSE.unresponsive, 'No pong');
@@ -275,6 +280,20 @@ export class RealtimeGateway {
       }
       client.alive = false;
       client.ws.ping();
+    }
+  }
+
+  /** A user who left a tenant (or was removed) loses its sockets there within one ping interval. */
+  private async recheckMemberships(): Promise<void> {
+    const pairs = new Map<string, { userId: string; tenantId: string }>();
+    for (const { userId, tenant } of this.clients)
+      pairs.set(`${userId}|${tenant.id}`, { userId, tenantId: tenant.id });
+    for (const [key, { userId, tenantId }] of pairs) {
+      if (await this.options.isMember(userId, tenantId)) continue;
+      for (const client of this.clients) {
+        if (`${client.userId}|${client.tenant.id}` === key)
+          client.ws.close(WS_CLOSE.notMember, 'No longer a member of the tenant');
+      }
     }
   }
 

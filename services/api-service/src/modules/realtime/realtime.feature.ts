@@ -27,14 +27,21 @@ export const realtimeFeature = defineFeature<
   entities: [ChatMessageEntity],
   migrations: [CreateChatMessages1764600000000],
   build: (deps, { tenancy, accounts }) => {
-    const { dataSource, bus, logger, lifecycle } = deps;
+    const { dataSource, bus, logger, lifecycle, config } = deps;
     const chat = new ChatService(dataSource, bus);
     const signedIn = [
       accounts.authenticate,
       accounts.standardLimit,
       createTenantResolver(dataSource, tenancy.tenants),
     ];
-    const gateway = new RealtimeGateway({ signIn: signedIn, chat, logger, pingIntervalMs: 30_000 });
+    const gateway = new RealtimeGateway({
+      signIn: signedIn,
+      chat,
+      logger,
+      pingIntervalMs: config.WS_PING_INTERVAL_MS,
+      isMember: async (userId, tenantId) =>
+        (await tenancy.tenants.roleOf(dataSource.manager, userId, tenantId)) !== null,
+    });
     lifecycle.onShutdown('websockets', () => gateway.close());
     // Every replica hands what the broker brings to the sockets connected to it.
     const consumers = async () => {

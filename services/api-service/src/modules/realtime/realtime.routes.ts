@@ -17,7 +17,8 @@ Server frames: \`{type:'ready', tenantId, userId}\`, \`{type:'subscribed'|'unsub
 (the latest 50, oldest first, right after subscribing to a room), \`{type:'chat.message', message}\`,
 \`{type:'error', code, detail, errors?}\` (the socket stays open).
 
-At most 20 sockets per user per server process: the next is closed with code 4008. The server pings every 30 s;
+At most 20 sockets per user per server process: the next is closed with code 4008. The server pings every 30 s
+(WS_PING_INTERVAL_MS) and checks the tenant membership again (4003 once it ended);
 a socket without a pong is closed (4010). A socket whose session ends (logout, revocation) is closed (4001).`;
 
 /** `GET /ws` (the upgrade itself is taken before routing) and the chat history. */

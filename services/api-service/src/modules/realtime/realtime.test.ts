@@ -8,7 +8,8 @@ import { inTenant, startFilesApi, team, upload } from '../../../test/support/fil
 let stack: Awaited<ReturnType<typeof startFilesApi>>;
 let server: Awaited<ReturnType<typeof listen>>;
 beforeAll(async () => {
-  stack = await startFilesApi();
+  // Short pings: membership ends are noticed within a test's patience.
+  stack = await startFilesApi({ WS_PING_INTERVAL_MS: '300' });
   server = await listen(stack.api.app);
 }, 90_000);
 afterAll(async () => {
@@ -222,6 +223,18 @@ describe('the WebSocket /ws', () => {
     const again = await connect(user);
     again.close();
     for (const s of open.slice(1)) s.close();
+  });
+
+  test('a member removed from the tenant loses its sockets there', async () => {
+    const { owner, member, tenant } = await team(stack.api);
+    const socket = await connect(member, { tenant: tenant.id });
+    const own = await connect(member);
+    await inTenant(stack.api, owner, tenant.id)
+      .delete(`/tenant/${tenant.id}/members/${member.user.id}`)
+      .expect(204);
+    expect((await socket.closed).code).toBe(WS_CLOSE.notMember);
+    expect(own.ws.readyState).toBe(WebSocket.OPEN);
+    own.close();
   });
 
   test('logout closes the session’s sockets', async () => {
