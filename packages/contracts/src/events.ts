@@ -12,6 +12,8 @@ export const RoutingKeys = {
   fileProcessed: 'file.processed.v1',
   /** A chat message of a tenant (WebSocket rooms, `ChatMessageData`). */
   chatMessage: 'chat.message.v1',
+  /** An image operation changed state (`ImageOperationUpdatedData`). */
+  imageOperationUpdated: 'image.operation.updated.v1',
   notificationRequested: 'notification.requested.v1',
   userUpdated: 'user.updated.v1',
   /** Sessions the API host ended: their access tokens must be refused everywhere before `exp`. */

@@ -8,6 +8,7 @@ export * from './errors';
 export * from './events';
 export * from './files.dto';
 export * from './health';
+export * from './images.dto';
 export * from './notifications';
 export * from './ops';
 export * from './paging';

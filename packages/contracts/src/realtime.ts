@@ -9,8 +9,8 @@ import { type Page, PageOf, PageQuery } from './paging';
 
 /** Chat rooms of a tenant: lower-case letters, digits, `_` and `-`, up to 64 characters. */
 export const CHAT_ROOM_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-/** `files` (processing of the tenant's files) or `chat:<room>`. */
-export const REALTIME_CHANNEL_PATTERN = /^(files|chat:[a-z0-9][a-z0-9_-]{0,63})$/;
+/** `files` (processing of the tenant's files), `image-operations` (the caller's own) or `chat:<room>`. */
+export const REALTIME_CHANNEL_PATTERN = /^(files|image-operations|chat:[a-z0-9][a-z0-9_-]{0,63})$/;
 export const MAX_CHAT_TEXT = 4000;
 /** Messages a `chat:<room>` subscription starts with (the latest, oldest first). */
 export const CHAT_HISTORY_ON_SUBSCRIBE = 50;
@@ -37,7 +37,7 @@ export class ChannelFrame {
   type: 'subscribe' | 'unsubscribe';
 
   @IsString()
-  @Matches(REALTIME_CHANNEL_PATTERN, { message: 'channel must be files or chat:<room>' })
+  @Matches(REALTIME_CHANNEL_PATTERN, { message: 'channel must be files, image-operations or chat:<room>' })
   channel: string;
 }
 

@@ -183,3 +183,19 @@ export const trustProxy = makeValidator<false | number | string[]>((input) => {
   }
   return entries;
 });
+
+/** A comma list of CIDR ranges (`10.1.2.0/24`, `fd00::/8`); empty = none. */
+export const cidrList = makeValidator<string[]>((input) => {
+  const entries = String(input)
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean);
+  const bad = entries.find((entry) => {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const max = family === 4 ? 32 : 128;
+    return !family || extra !== undefined || !/^\d{1,3}$/.test(bits ?? '') || Number(bits) > max;
+  });
+  if (bad !== undefined) throw new Error(`must be CIDR ranges like 10.1.2.0/24 ${got(bad)}`);
+  return entries;
+});

@@ -3,6 +3,7 @@ import {
   type BaseConfig,
   baseConfigSpecs,
   type ConfigCheck,
+  cidrList,
   durationMs,
   flag,
   httpUrl,
@@ -60,6 +61,9 @@ export interface ApiConfig extends BaseConfig {
   /** Files larger than this get no content analysis (metadata, previews, text index). */
   readonly PROCESSING_MAX_MB: number;
   readonly WS_PING_INTERVAL_MS: number;
+  readonly IMAGE_FETCH_TIMEOUT_MS: number;
+  /** Non-public ranges remote reference images may come from (an operator's internal image hosts). */
+  readonly IMAGE_FETCH_ALLOWED_CIDRS: string[];
 }
 
 const positive = (desc: string, value: number) => positiveInt({ default: value, desc });
@@ -146,6 +150,14 @@ export function apiConfigSpecs() {
     CLAMD_HOST: str({ default: undefined, desc: 'clamd host for virus scans (unset: built-in checks only)' }),
     CLAMD_PORT: portNumber({ default: 3310, desc: 'clamd TCP port' }),
     PROCESSING_MAX_MB: positive('Largest file whose content processing analyses (MB)', 200),
+    IMAGE_FETCH_TIMEOUT_MS: durationMs({
+      default: 15_000,
+      desc: 'Time limit of fetching a remote reference image',
+    }),
+    IMAGE_FETCH_ALLOWED_CIDRS: cidrList({
+      default: [],
+      desc: 'Private ranges remote reference images may come from (comma list of CIDRs); public addresses always may',
+    }),
     WS_PING_INTERVAL_MS: positive(
       'WebSocket ping interval (ms); a socket without a pong by the next ping is closed, and memberships are checked again',
       30_000,

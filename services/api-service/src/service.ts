@@ -2,6 +2,7 @@ import { defineService } from '@hwp/platform';
 import type { ApiConfig } from './config';
 import { accountsFeature } from './modules/auth/accounts.feature';
 import { filesFeature } from './modules/files/files.feature';
+import { imageToolsFeature } from './modules/images/image-tools.feature';
 import { notificationsFeature } from './modules/notifications/notifications.feature';
 import { realtimeFeature } from './modules/realtime/realtime.feature';
 import { tenancyFeature } from './modules/tenants/tenancy.feature';
@@ -35,6 +36,7 @@ export const apiService = defineService<ApiConfig>({
     accountsFeature,
     tenantsFeature,
     filesFeature,
+    imageToolsFeature,
     realtimeFeature,
   ],
 });

@@ -242,6 +242,16 @@ export class RealtimeGateway {
     this.deliver(tenantId, 'files', { type: 'event', channel: 'files', event: type, data });
   }
 
+  /** An image operation's new state, to its user's sockets in its tenant subscribed to `image-operations`. */
+  imageOperation(tenantId: string, userId: string, operation: unknown): void {
+    this.deliver(
+      tenantId,
+      'image-operations',
+      { type: 'event', channel: 'image-operations', operation },
+      userId,
+    );
+  }
+
   /** A stored chat message, to the sockets of its tenant subscribed to its room. */
   chatMessage(tenantId: string, message: ChatMessage): void {
     this.deliver(tenantId, `chat:${message.room}`, { type: 'chat.message', message });
@@ -255,10 +265,11 @@ export class RealtimeGateway {
     }
   }
 
-  private deliver(tenantId: string, channel: string, frame: object): void {
+  private deliver(tenantId: string, channel: string, frame: object, userId?: string): void {
     let text: string | undefined;
     for (const client of this.clients) {
       if (client.tenant.id !== tenantId || !client.channels.has(channel)) continue;
+      if (userId !== undefined && client.userId !== userId) continue;
       text ??= JSON.stringify(frame);
       client.ws.send(text);
     }

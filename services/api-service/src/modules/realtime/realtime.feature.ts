@@ -1,4 +1,4 @@
-import type { ChatMessageData, SessionRevokedData } from '@hwp/contracts';
+import type { ChatMessageData, ImageOperationUpdatedData, SessionRevokedData } from '@hwp/contracts';
 import { RoutingKeys } from '@hwp/contracts';
 import { defineFeature, onUpgrade } from '@hwp/platform';
 import type { ApiConfig } from '../../config';
@@ -50,6 +50,19 @@ export const realtimeFeature = defineFeature<
         async (envelope) => {
           if (envelope.tenantId)
             gateway.fileEvent(envelope.tenantId, envelope.type, envelope.data as FileProcessedData);
+        },
+      );
+      await bus.subscribe(
+        {
+          consumer: 'realtime-images',
+          patterns: [RoutingKeys.imageOperationUpdated],
+          broadcast: true,
+          prefetch: 50,
+        },
+        async (envelope) => {
+          const data = envelope.data as Partial<ImageOperationUpdatedData> | null;
+          if (envelope.tenantId && data?.userId && data.operation)
+            gateway.imageOperation(envelope.tenantId, data.userId, data.operation);
         },
       );
       await bus.subscribe(

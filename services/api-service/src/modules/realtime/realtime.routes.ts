@@ -10,10 +10,11 @@ and \`?tenant=<id>\` to act in another tenant than the default one. A refused ha
 the error body. A plain GET (no upgrade) answers 426.
 
 Client frames (JSON text): \`{type:'subscribe'|'unsubscribe', channel}\` with channel \`files\` (processing of the
-tenant's files) or \`chat:<room>\`; \`{type:'chat.send', room, text}\` (1-4000 characters, 60 a minute).
+tenant's files), \`image-operations\` (the caller's image operations) or \`chat:<room>\`; \`{type:'chat.send', room, text}\` (1-4000 characters, 60 a minute).
 
 Server frames: \`{type:'ready', tenantId, userId}\`, \`{type:'subscribed'|'unsubscribed', channel}\`,
-\`{type:'event', channel:'files', event:'file.processed.v1', data}\`, \`{type:'chat.history', room, messages}\`
+\`{type:'event', channel:'files', event:'file.processed.v1', data}\`,
+\`{type:'event', channel:'image-operations', operation}\` (each state of the caller's operations), \`{type:'chat.history', room, messages}\`
 (the latest 50, oldest first, right after subscribing to a room), \`{type:'chat.message', message}\`,
 \`{type:'error', code, detail, errors?}\` (the socket stays open).
 

@@ -1,0 +1,313 @@
+import { Readable } from 'node:stream';
+import {
+  type CustomStyle,
+  type CustomStyleList,
+  type ImageOperationResult,
+  type ImageOperationUpdatedData,
+  type ImageTool,
+  MAX_SOURCE_IMAGE_BYTES,
+  MAX_SOURCE_IMAGE_PIXELS,
+  RoutingKeys,
+} from '@hwp/contracts';
+import { type BlobStore, type Bus, type Logger, NotFoundError, newId, ValidationError } from '@hwp/platform';
+import type { EntityManager } from 'typeorm';
+import { revisionKey } from '../files/blob-upload';
+import type { FilesService } from '../files/files.service';
+import type { ResolvedTenant } from '../tenants/tenant-context';
+import { CustomStyleEntity, ImageOperationEntity } from './image.entities';
+import { decodable, paletteOf } from './local-engine';
+import { fetchRemoteImage } from './remote-image';
+
+/** What a tool produced: images to save as files, or an analysis text. */
+export interface ToolOutput {
+  images?: { bytes: Buffer; extension: 'png' | 'svg' }[];
+  analysis?: string;
+}
+
+export interface ImageToolsOptions {
+  /** Remote fetches of reference images. */
+  fetchTimeoutMs: number;
+  allowedCidrs: string[];
+}
+
+const FILE_PATH = /^(?:https?:\/\/[^/]+)?\/files\/([0-9a-f-]{36})(?:\/download)?\/?$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DEFAULT_FOLDER = '/generated';
+
+function present(row: ImageOperationEntity): ImageOperationResult {
+  return {
+    id: row.id,
+    tool: row.tool,
+    status: row.status,
+    generated_images: row.resultFileIds.map((id) => `/files/${id}/download`),
+    analysis: row.analysis,
+    error_message: row.errorMessage,
+    created_at: row.createdAt.toISOString(),
+    completed_at: row.completedAt?.toISOString() ?? null,
+  };
+}
+
+function presentStyle(row: CustomStyleEntity): CustomStyle {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    reference_images: row.referenceImages,
+    palette: row.palette,
+    created_by: row.createdBy,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+/**
+ * The image tools of section 4.2 that run on this host: every call is stored as an image operation
+ * (PROCESSING, then COMPLETED or ERROR, announced as `image.operation.updated.v1`), sources are
+ * this host's files (read from storage with the caller's permissions) or remote images fetched
+ * with the SSRF rules, and results are saved as files of the tenant under `folder_path`.
+ */
+export class ImageToolsService {
+  constructor(
+    private readonly bus: Bus,
+    private readonly blobs: BlobStore,
+    private readonly files: FilesService,
+    private readonly logger: Logger,
+    private readonly options: ImageToolsOptions,
+  ) {}
+
+  /**
+   * The bytes of a source image: a file of this host (`/files/{id}/download`, absolute or not, or
+   * the id) the caller may view, or, when `remote`, an http(s) URL. 400 for anything that is not a
+   * readable image within the size limits.
+   */
+  async source(
+    tenant: ResolvedTenant,
+    userId: string,
+    reference: string,
+    field: string,
+    remote = true,
+  ): Promise<Buffer> {
+    const trimmed = reference.trim();
+    const fileId = UUID.test(trimmed) ? trimmed : FILE_PATH.exec(trimmed)?.[1];
+    let bytes: Buffer;
+    if (fileId) {
+      const { revision } = await this.files.open(tenant, userId, fileId.toLowerCase());
+      if (revision.size > MAX_SOURCE_IMAGE_BYTES)
+        throw invalid(field, `The image is larger than ${MAX_SOURCE_IMAGE_BYTES} bytes`);
+      const got = await this.blobs.read(revision.blobKey);
+      bytes = await collect(got.body);
+    } else if (remote) {
+      bytes = await fetchRemoteImage(trimmed, {
+        maxBytes: MAX_SOURCE_IMAGE_BYTES,
+        timeoutMs: this.options.fetchTimeoutMs,
+        allowedCidrs: this.options.allowedCidrs,
+      });
+    } else {
+      throw invalid(field, 'Name a file of this host: /files/{id}/download or the file id');
+    }
+    try {
+      await decodable(bytes, MAX_SOURCE_IMAGE_PIXELS);
+    } catch {
+      throw invalid(
+        field,
+        'The source is not an image this host reads (PNG, JPEG, WebP, GIF, TIFF, AVIF, SVG)',
+      );
+    }
+    return bytes;
+  }
+
+  /**
+   * Runs a tool as a stored operation. The answer is the operation as it ended: COMPLETED with its
+   * files or analysis, or ERROR with the reason (a failing tool is never a 500).
+   */
+  async run(
+    tenant: ResolvedTenant,
+    userId: string,
+    tool: ImageTool,
+    input: Record<string, unknown>,
+    folder: string | undefined,
+    work: () => Promise<ToolOutput>,
+  ): Promise<ImageOperationResult> {
+    const operation = await this.bus.transaction(async (manager) => {
+      const row = await this.operations(tenant, manager).insert({
+        id: newId(),
+        userId,
+        tool,
+        status: 'PROCESSING',
+        input,
+        resultFileIds: [],
+        analysis: null,
+        errorMessage: null,
+        createdAt: new Date(),
+        completedAt: null,
+      });
+      await this.announce(manager, tenant, userId, row);
+      return row;
+    });
+    let output: ToolOutput;
+    try {
+      output = await work();
+      const saved: string[] = [];
+      for (const [n, image] of (output.images ?? []).entries()) {
+        const name = `${tool}-${operation.id.slice(-8)}${n ? `-${n + 1}` : ''}.${image.extension}`;
+        saved.push(await this.save(tenant, userId, folder ?? DEFAULT_FOLDER, name, image));
+      }
+      operation.resultFileIds = saved;
+      operation.analysis = output.analysis ?? null;
+      operation.status = 'COMPLETED';
+    } catch (error) {
+      if (error instanceof ValidationError)
+        throw await this.failed(tenant, userId, operation, error.detail, error);
+      this.logger.warn({ err: error, operation: operation.id, tool }, 'image operation failed');
+      operation.status = 'ERROR';
+      operation.errorMessage = `The ${tool} tool failed: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    operation.completedAt = new Date();
+    await this.finish(tenant, userId, operation);
+    return present(operation);
+  }
+
+  /** An operation of the caller (another user's is 404). */
+  async get(tenant: ResolvedTenant, userId: string, id: string): Promise<ImageOperationResult> {
+    const row = await this.operations(tenant).findOne({ id, userId });
+    if (!row) throw new NotFoundError('Image operation not found');
+    return present(row);
+  }
+
+  async createStyle(
+    tenant: ResolvedTenant,
+    userId: string,
+    input: { name: string; description?: string; reference_images: string[] },
+  ): Promise<CustomStyle> {
+    const colours = new Map<string, number>();
+    for (const reference of input.reference_images) {
+      const bytes = await this.source(tenant, userId, reference, 'reference_images', false);
+      for (const [rank, hex] of (await paletteOf(bytes)).entries())
+        colours.set(hex, (colours.get(hex) ?? 0) + 6 - rank);
+    }
+    const palette = [...colours]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([hex]) => hex);
+    const row = await tenant.scope.repo(CustomStyleEntity).insert({
+      id: newId(),
+      name: input.name.trim(),
+      description:
+        input.description?.trim() ||
+        `Palette ${palette.join(', ')} from ${input.reference_images.length} reference image(s)`,
+      referenceImages: input.reference_images,
+      palette,
+      createdBy: userId,
+      createdAt: new Date(),
+    });
+    return presentStyle(row);
+  }
+
+  async listStyles(tenant: ResolvedTenant): Promise<CustomStyleList> {
+    const rows = await tenant.scope.repo(CustomStyleEntity).find({ order: { createdAt: 'DESC' } });
+    return { items: rows.map(presentStyle) };
+  }
+
+  async getStyle(tenant: ResolvedTenant, id: string): Promise<CustomStyle> {
+    const row = await tenant.scope.repo(CustomStyleEntity).findOne({ id });
+    if (!row) throw new NotFoundError('Style not found');
+    return presentStyle(row);
+  }
+
+  private operations(tenant: ResolvedTenant, manager?: EntityManager) {
+    return (manager ? tenant.scope.in(manager) : tenant.scope).repo(ImageOperationEntity);
+  }
+
+  private async save(
+    tenant: ResolvedTenant,
+    userId: string,
+    folder: string,
+    name: string,
+    image: { bytes: Buffer; extension: 'png' | 'svg' },
+  ): Promise<string> {
+    const id = newId();
+    const contentType = image.extension === 'svg' ? 'image/svg+xml' : 'image/png';
+    const put = await this.blobs.put(revisionKey(tenant.id, id), image.bytes, { contentType });
+    const record = await this.files.register(
+      tenant,
+      userId,
+      {
+        id,
+        key: put.key,
+        size: put.size,
+        sha256: put.sha256,
+        originalName: name,
+        clientType: contentType,
+        field: 'file',
+      },
+      { folder_path: folder },
+    );
+    return record.id;
+  }
+
+  /** Ends the operation as ERROR for input the tool refused, and answers the 400 itself. */
+  private async failed(
+    tenant: ResolvedTenant,
+    userId: string,
+    operation: ImageOperationEntity,
+    message: string,
+    error: ValidationError,
+  ): Promise<ValidationError> {
+    operation.status = 'ERROR';
+    operation.errorMessage = message;
+    operation.completedAt = new Date();
+    await this.finish(tenant, userId, operation);
+    return error;
+  }
+
+  private async finish(
+    tenant: ResolvedTenant,
+    userId: string,
+    operation: ImageOperationEntity,
+  ): Promise<void> {
+    await this.bus.transaction(async (manager) => {
+      await this.operations(tenant, manager).update(
+        { id: operation.id },
+        {
+          status: operation.status,
+          resultFileIds: operation.resultFileIds,
+          analysis: operation.analysis,
+          errorMessage: operation.errorMessage,
+          completedAt: operation.completedAt,
+        },
+      );
+      await this.announce(manager, tenant, userId, operation);
+    });
+  }
+
+  private async announce(
+    manager: EntityManager,
+    tenant: ResolvedTenant,
+    userId: string,
+    row: ImageOperationEntity,
+  ) {
+    await this.bus.outbox.add<ImageOperationUpdatedData>(manager, {
+      type: RoutingKeys.imageOperationUpdated,
+      tenantId: tenant.id,
+      actor: userId,
+      data: { userId, operation: present(row) },
+    });
+  }
+}
+
+function invalid(field: string, detail: string): ValidationError {
+  return new ValidationError(detail, [{ field, message: detail }]);
+}
+
+async function collect(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_SOURCE_IMAGE_BYTES) {
+      body.destroy();
+      throw invalid('reference_image', `The image is larger than ${MAX_SOURCE_IMAGE_BYTES} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
