@@ -25,7 +25,10 @@ export function onUpgrade(app: Express, path: string, handler: UpgradeHandler): 
 function dispatchUpgrade(app: Express, req: IncomingMessage, socket: Duplex, head: Buffer): void {
   const path = (req.url ?? '/').split('?')[0];
   const handler = upgradesOf.get(app)?.get(path);
-  if (handler) return handler(req, socket, head);
+  if (handler) {
+    handler(req, socket, head);
+    return;
+  }
   socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
 }
 

@@ -6,7 +6,6 @@ import {
   RoutingKeys,
 } from '@hwp/contracts';
 import { type Bus, newId } from '@hwp/platform';
-import type { DataSource } from 'typeorm';
 import type { TenantScope } from '../tenants/tenant-scope';
 import { ChatMessageEntity } from './chat-message.entity';
 
@@ -22,10 +21,7 @@ export function presentMessage(row: ChatMessageEntity): ChatMessage {
 
 /** The chat rooms of a tenant: messages stored with their `chat.message.v1` event, and history. */
 export class ChatService {
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly bus: Bus,
-  ) {}
+  constructor(private readonly bus: Bus) {}
 
   /** Stores the message and publishes it (after commit) to every replica's subscribers of the room. */
   async send(scope: TenantScope, userId: string, room: string, text: string): Promise<ChatMessage> {

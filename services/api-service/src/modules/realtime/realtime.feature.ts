@@ -28,7 +28,7 @@ export const realtimeFeature = defineFeature<
   migrations: [CreateChatMessages1764600000000],
   build: (deps, { tenancy, accounts }) => {
     const { dataSource, bus, logger, lifecycle, config } = deps;
-    const chat = new ChatService(dataSource, bus);
+    const chat = new ChatService(bus);
     const signedIn = [
       accounts.authenticate,
       accounts.standardLimit,
