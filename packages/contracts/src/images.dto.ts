@@ -20,7 +20,16 @@ export const IMAGE_OPERATION_STATUSES = ['PROCESSING', 'COMPLETED', 'ERROR'] as 
 export type ImageOperationStatus = (typeof IMAGE_OPERATION_STATUSES)[number];
 
 /** The image tools of section 4.2 that this host runs. */
-export const IMAGE_TOOLS = ['analysis', 'vectorize', 'remove-background', 'upscale'] as const;
+export const IMAGE_TOOLS = [
+  'generation-a',
+  'generation-b',
+  'product-photo',
+  'product-mockups',
+  'analysis',
+  'vectorize',
+  'remove-background',
+  'upscale',
+] as const;
 export type ImageTool = (typeof IMAGE_TOOLS)[number];
 
 /** Largest source image a tool reads (bytes) and its largest side after decoding (pixels). */
@@ -72,6 +81,45 @@ class ToFolder extends SourceImage {
   @IsString()
   @MaxLength(1024)
   folder_path?: string;
+}
+
+/** `/image-generation-providerA`: section 2.6. */
+export class GenerationRequest {
+  @IsString()
+  @Length(1, 4000)
+  prompt: string;
+
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(4)
+  nbr_images?: number;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  folder_path?: string;
+
+  /** A custom style of the tenant: its description and palette join the prompt, its first reference image guides. */
+  @IsOptional()
+  @IsUUID()
+  style_id?: string;
+}
+
+/** `/image-generation-providerB`. */
+export class NegativeGenerationRequest extends GenerationRequest {
+  @IsOptional()
+  @IsString()
+  @MaxLength(4000)
+  negative_prompt?: string;
+}
+
+/** `/image-generation-product-photo` and `/image-generation-product-mockups`: image to image when `reference_image` is given. */
+export class ProductImageRequest extends NegativeGenerationRequest {
+  @IsOptional()
+  @IsString()
+  @Length(1, 2048)
+  reference_image?: string;
 }
 
 export class ImageAnalysisRequest extends SourceImage {

@@ -62,6 +62,21 @@ export interface ApiConfig extends BaseConfig {
   readonly PROCESSING_MAX_MB: number;
   readonly WS_PING_INTERVAL_MS: number;
   readonly IMAGE_FETCH_TIMEOUT_MS: number;
+  /** Image providers (section 4.2); a route whose provider is unset answers 503 naming these. */
+  readonly IMAGE_PROVIDER_A_URL?: string;
+  readonly IMAGE_PROVIDER_A_KEY?: string;
+  readonly IMAGE_PROVIDER_A_MODEL: string;
+  readonly IMAGE_PROVIDER_B_URL?: string;
+  readonly IMAGE_PROVIDER_B_KEY?: string;
+  readonly IMAGE_PROVIDER_B_MODEL: string;
+  readonly IMAGE_PREDICTIONS_URL?: string;
+  readonly IMAGE_PREDICTIONS_KEY?: string;
+  readonly IMAGE_PREDICTIONS_MODEL?: string;
+  readonly IMAGE_VISION_URL?: string;
+  readonly IMAGE_VISION_KEY?: string;
+  readonly IMAGE_VISION_MODEL: string;
+  readonly IMAGE_PROVIDER_TIMEOUT_MS: number;
+  readonly IMAGE_PREDICTION_POLL_MS: number;
   /** Non-public ranges remote reference images may come from (an operator's internal image hosts). */
   readonly IMAGE_FETCH_ALLOWED_CIDRS: string[];
 }
@@ -154,6 +169,38 @@ export function apiConfigSpecs() {
       default: 15_000,
       desc: 'Time limit of fetching a remote reference image',
     }),
+    IMAGE_PROVIDER_A_URL: httpUrl({
+      default: undefined,
+      desc: 'Provider A (OpenAI Images API dialect) base URL',
+    }),
+    IMAGE_PROVIDER_A_KEY: str({ default: undefined, desc: 'Provider A API key' }),
+    IMAGE_PROVIDER_A_MODEL: str({ default: 'gpt-image-1', desc: 'Provider A model' }),
+    IMAGE_PROVIDER_B_URL: httpUrl({
+      default: undefined,
+      desc: 'Provider B (Stability REST v2 dialect) base URL',
+    }),
+    IMAGE_PROVIDER_B_KEY: str({ default: undefined, desc: 'Provider B API key' }),
+    IMAGE_PROVIDER_B_MODEL: str({
+      default: 'core',
+      desc: 'Provider B generation endpoint (core, ultra, sd3)',
+    }),
+    IMAGE_PREDICTIONS_URL: httpUrl({
+      default: undefined,
+      desc: 'Predictions (Replicate dialect) base URL, for generative upscaling',
+    }),
+    IMAGE_PREDICTIONS_KEY: str({ default: undefined, desc: 'Predictions API token' }),
+    IMAGE_PREDICTIONS_MODEL: str({ default: undefined, desc: 'Model version id of the upscaler' }),
+    IMAGE_VISION_URL: httpUrl({
+      default: undefined,
+      desc: 'Vision model (OpenAI chat completions dialect) base URL, for image analysis',
+    }),
+    IMAGE_VISION_KEY: str({ default: undefined, desc: 'Vision API key' }),
+    IMAGE_VISION_MODEL: str({ default: 'gpt-4o-mini', desc: 'Vision model' }),
+    IMAGE_PROVIDER_TIMEOUT_MS: durationMs({ default: 60_000, desc: 'Time limit of one provider request' }),
+    IMAGE_PREDICTION_POLL_MS: durationMs({
+      default: 2_000,
+      desc: 'Interval of polling a running prediction',
+    }),
     IMAGE_FETCH_ALLOWED_CIDRS: cidrList({
       default: [],
       desc: 'Private ranges remote reference images may come from (comma list of CIDRs); public addresses always may',
@@ -179,6 +226,18 @@ const apiChecks: ConfigCheck = (c) => {
   const twilio = [c.TWILIO_ACCOUNT_SID, c.TWILIO_AUTH_TOKEN, c.TWILIO_FROM];
   if (twilio.some((v) => v !== undefined) && twilio.some((v) => v === undefined)) {
     problems.TWILIO_ACCOUNT_SID = 'must be set together with TWILIO_AUTH_TOKEN and TWILIO_FROM';
+  }
+  // A provider is its URL and key together (the predictions also need the model version).
+  for (const [url, key, model] of [
+    ['IMAGE_PROVIDER_A_URL', 'IMAGE_PROVIDER_A_KEY'],
+    ['IMAGE_PROVIDER_B_URL', 'IMAGE_PROVIDER_B_KEY'],
+    ['IMAGE_PREDICTIONS_URL', 'IMAGE_PREDICTIONS_KEY', 'IMAGE_PREDICTIONS_MODEL'],
+    ['IMAGE_VISION_URL', 'IMAGE_VISION_KEY'],
+  ] as const) {
+    const names = model ? [url, key, model] : [url, key];
+    const set = names.filter((name) => c[name] !== undefined);
+    if (set.length > 0 && set.length < names.length)
+      problems[url] = `must be set together with ${names.filter((n) => n !== url).join(' and ')}`;
   }
   return problems;
 };

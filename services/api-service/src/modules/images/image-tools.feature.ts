@@ -4,10 +4,13 @@ import type { AuthModule } from '../auth/auth.module';
 import type { FilesExports } from '../files/files.feature';
 import type { TenancyExports } from '../tenants/tenancy.feature';
 import { createTenantResolver } from '../tenants/tenant-context';
+import { TenantScope } from '../tenants/tenant-scope';
 import { imageEntities } from './image.entities';
-import { mountImageRoutes } from './image-tools.routes';
+import { mountImageRoutes, upscaleJob } from './image-tools.routes';
 import { ImageToolsService } from './image-tools.service';
 import { CreateImageTools1764600000100 } from './migrations/1764600000100-CreateImageTools';
+import { AddProviderJobs1764600000200 } from './migrations/1764600000200-AddProviderJobs';
+import { providersFrom } from './providers/registry';
 
 /** The image tools of section 4.2 this host runs (local engine), custom styles and stored operations. */
 export const imageToolsFeature = defineFeature<
@@ -17,18 +20,33 @@ export const imageToolsFeature = defineFeature<
 >({
   name: 'images',
   entities: imageEntities,
-  migrations: [CreateImageTools1764600000100],
+  migrations: [CreateImageTools1764600000100, AddProviderJobs1764600000200],
   build: (deps, { tenancy, accounts, files }) => {
     const { dataSource, bus, blobs, logger, config } = deps;
     const tools = new ImageToolsService(bus, blobs, files.files, logger, {
       fetchTimeoutMs: config.IMAGE_FETCH_TIMEOUT_MS,
       allowedCidrs: config.IMAGE_FETCH_ALLOWED_CIDRS,
+      pollMs: config.IMAGE_PREDICTION_POLL_MS,
+      maxJobMs: 30 * 60_000,
+      tenantOf: async (tenantId, userId) => {
+        const role = await tenancy.tenants.roleOf(dataSource.manager, userId, tenantId);
+        return role ? { id: tenantId, role, scope: new TenantScope(dataSource.manager, tenantId) } : null;
+      },
     });
+    const providers = providersFrom(config);
     const tenant = createTenantResolver(dataSource, tenancy.tenants);
     const aiRoute = [accounts.authenticate, accounts.aiLimit, tenant];
     const signedIn = [accounts.authenticate, accounts.standardLimit, tenant];
     return {
-      routes: [(api) => mountImageRoutes(api, { tools, aiRoute, signedIn })],
+      routes: [(api) => mountImageRoutes(api, { tools, providers, aiRoute, signedIn })],
+      // Jobs a provider was running when the process stopped are polled again (the source image
+      // went to the provider already; only polling remains).
+      consumers: async () => {
+        const predictions = providers.predictions;
+        await tools.resume(dataSource.manager, (tool) =>
+          tool === 'upscale' && predictions ? upscaleJob(predictions, undefined, 0) : undefined,
+        );
+      },
       exports: { tools },
     };
   },

@@ -3,8 +3,11 @@ import {
   CustomStyle,
   CustomStyleList,
   ErrorBodyDto,
+  GenerationRequest,
   ImageAnalysisRequest,
   ImageOperationResult,
+  NegativeGenerationRequest,
+  ProductImageRequest,
   RemoveBackgroundRequest,
   UpscaleRequest,
   VectorizeRequest,
@@ -13,8 +16,10 @@ import { type ApiRouter, AppError, type RouteSpec, ValidationError } from '@hwp/
 import type { RequestHandler } from 'express';
 import sharp from 'sharp';
 import { caller } from '../files/routes/file-routing';
-import type { ImageToolsService } from './image-tools.service';
+import type { ImageToolsService, ProviderJob } from './image-tools.service';
 import { analyzeImage, removeBackground, upscaleClarity, vectorizeImage } from './local-engine';
+import { Predictions } from './providers/adapters';
+import { type ImageProviders, unavailable } from './providers/registry';
 
 /** Largest upscaled image (pixels). */
 const MAX_UPSCALED_PIXELS = 100_000_000;
@@ -31,15 +36,152 @@ const result = {
 
 export interface ImageRouteDeps {
   tools: ImageToolsService;
+  providers: ImageProviders;
   /** authenticate, the AI rate limit (10 a minute per user), tenant resolution. */
   aiRoute: RequestHandler[];
   /** authenticate, the standard limit, tenant resolution. */
   signedIn: RequestHandler[];
 }
 
-export function mountImageRoutes(api: ApiRouter, { tools, aiRoute, signedIn }: ImageRouteDeps): void {
+const A_VARIABLES = ['IMAGE_PROVIDER_A_URL', 'IMAGE_PROVIDER_A_KEY'];
+const B_VARIABLES = ['IMAGE_PROVIDER_B_URL', 'IMAGE_PROVIDER_B_KEY'];
+const PREDICTION_VARIABLES = ['IMAGE_PREDICTIONS_URL', 'IMAGE_PREDICTIONS_KEY', 'IMAGE_PREDICTIONS_MODEL'];
+const noProvider = { description: 'The provider of this route is not configured', schema: ErrorBodyDto };
+
+/** The generative upscale as a prediction: started with the image, polled until it has an output. */
+export function upscaleJob(predictions: Predictions, image: Buffer | undefined, scale: number): ProviderJob {
+  return {
+    start: async () => {
+      if (!image) throw new Error('the source image is gone');
+      return predictions.create(Predictions.upscaleInput(image, scale));
+    },
+    poll: async (job) => {
+      const state = await predictions.get(job);
+      if (state.status === 'succeeded') {
+        if (state.output.length === 0) return { done: true, error: 'the provider answered no output' };
+        const images = await Promise.all(
+          state.output.map(async (url) => ({
+            bytes: await predictions.download(url),
+            extension: 'png' as const,
+          })),
+        );
+        return { done: true, output: { images } };
+      }
+      if (state.status === 'failed' || state.status === 'canceled')
+        return {
+          done: true,
+          error: `the provider's job ${state.status}${state.error ? `: ${state.error}` : ''}`,
+        };
+      return { done: false };
+    },
+  };
+}
+
+export function mountImageRoutes(
+  api: ApiRouter,
+  { tools, providers, aiRoute, signedIn }: ImageRouteDeps,
+): void {
   const route = <Body>(spec: Omit<RouteSpec<Body>, 'security' | 'rateLimited' | 'tags'>, before = aiRoute) =>
     api.route<Body>({ ...spec, tags: TAGS, security: ['bearerAuth'], rateLimited: true, before });
+
+  /** A generation route: the prompt (with a style's words), images from `make`, saved as PNGs. */
+  const generation = <Body extends GenerationRequest & { reference_image?: string }>(
+    spec: { path: string; summary: string; description: string; body: new () => Body },
+    tool: 'generation-a' | 'generation-b' | 'product-photo' | 'product-mockups',
+    missing: () => string[] | null,
+    make: (body: Body, prompt: string, reference: Buffer | undefined) => Promise<Buffer[]>,
+  ) =>
+    route<Body>({
+      method: 'post',
+      path: spec.path,
+      summary: spec.summary,
+      description: spec.description,
+      body: spec.body,
+      responses: { 200: result, 400: badSource, 503: noProvider },
+      handler: async ({ body, req }) => {
+        const variables = missing();
+        if (variables) throw unavailable(spec.path, variables);
+        const { userId, tenant } = caller(req);
+        let prompt = body.prompt;
+        let reference = body.reference_image
+          ? await tools.source(tenant, userId, body.reference_image, 'reference_image')
+          : undefined;
+        if (body.style_id) {
+          const style = await tools.style(tenant, userId, body.style_id);
+          prompt = `${prompt}, ${style.suffix}`;
+          if (tool === 'product-photo' || tool === 'product-mockups') reference ??= style.reference;
+        }
+        return tools.run(tenant, userId, tool, { ...(body as object) }, body.folder_path, async () => {
+          const images = await make(body, prompt, reference);
+          return { images: images.map((bytes) => ({ bytes, extension: 'png' as const })) };
+        });
+      },
+    });
+
+  generation(
+    {
+      path: '/image-generation-providerA',
+      summary: 'Generate images with provider A (OpenAI Images API dialect)',
+      description:
+        '`nbr_images` 1-4 (default 1), saved as PNG files under `folder_path` (default `/generated`).',
+      body: GenerationRequest,
+    },
+    'generation-a',
+    () => (providers.a ? null : A_VARIABLES),
+    (body, prompt) =>
+      (providers.a as NonNullable<ImageProviders['a']>).generate(prompt, body.nbr_images ?? 1),
+  );
+  generation(
+    {
+      path: '/image-generation-providerB',
+      summary: 'Generate images with provider B (Stability REST v2 dialect)',
+      description: 'With `negative_prompt`; moderation refusals end the operation as ERROR with the reason.',
+      body: NegativeGenerationRequest,
+    },
+    'generation-b',
+    () => (providers.b ? null : B_VARIABLES),
+    (body, prompt) =>
+      (providers.b as NonNullable<ImageProviders['b']>).generate(
+        prompt,
+        body.negative_prompt,
+        body.nbr_images ?? 1,
+      ),
+  );
+  generation(
+    {
+      path: '/image-generation-product-photo',
+      summary: 'Product photos (provider A): from a prompt, or editing `reference_image`',
+      description:
+        'With `reference_image` (or a style with reference images) the image is edited (image to image).',
+      body: ProductImageRequest,
+    },
+    'product-photo',
+    () => (providers.a ? null : A_VARIABLES),
+    (body, prompt, reference) => {
+      const a = providers.a as NonNullable<ImageProviders['a']>;
+      const text = body.negative_prompt ? `${prompt}. Avoid: ${body.negative_prompt}` : prompt;
+      return reference
+        ? a.edit(text, reference, body.nbr_images ?? 1)
+        : a.generate(text, body.nbr_images ?? 1);
+    },
+  );
+  generation(
+    {
+      path: '/image-generation-product-mockups',
+      summary: 'Product mockups (provider B): from a prompt, or image to image from `reference_image`',
+      description: 'The same result shape as product photos (DECISIONS.md section 3).',
+      body: ProductImageRequest,
+    },
+    'product-mockups',
+    () => (providers.b ? null : B_VARIABLES),
+    (body, prompt, reference) =>
+      (providers.b as NonNullable<ImageProviders['b']>).generate(
+        prompt,
+        body.negative_prompt,
+        body.nbr_images ?? 1,
+        reference,
+      ),
+  );
 
   route<ImageAnalysisRequest>({
     method: 'post',
@@ -54,8 +196,9 @@ export function mountImageRoutes(api: ApiRouter, { tools, aiRoute, signedIn }: I
     handler: async ({ body, req }) => {
       const { userId, tenant } = caller(req);
       const bytes = await tools.source(tenant, userId, body.reference_image, 'reference_image');
+      const vision = providers.vision;
       return tools.run(tenant, userId, 'analysis', { ...body }, undefined, async () => ({
-        analysis: await analyzeImage(bytes, body.prompt),
+        analysis: vision ? await vision.analyze(body.prompt, bytes) : await analyzeImage(bytes, body.prompt),
       }));
     },
   });
@@ -104,27 +247,32 @@ export function mountImageRoutes(api: ApiRouter, { tools, aiRoute, signedIn }: I
     summary: 'Upscale an image of this host by 1-4',
     description:
       '`clarity` (default): Lanczos-3 resampling to exactly `scale_factor` times the size, as PNG, saved under ' +
-      '`folder_path` (default `/generated`). `image_path`: `/files/{id}/download` or the file id. `generative` ' +
-      'needs an upscaling model this host does not run yet: 503.',
+      '`folder_path` (default `/generated`). `image_path`: `/files/{id}/download` or the file id. `generative`: an ' +
+      'upscaling model through the predictions provider (IMAGE_PREDICTIONS_*): the answer is PROCESSING and the operation ' +
+      'completes in the background (GET /image-operations/{id}, WebSocket image-operations); 503 without the provider.',
     body: UpscaleRequest,
     responses: {
       200: result,
       400: badSource,
-      503: { description: 'mode=generative: no model', schema: ErrorBodyDto },
+      503: { description: 'mode=generative without a predictions provider', schema: ErrorBodyDto },
     },
     handler: async ({ body, req }) => {
       const { userId, tenant } = caller(req);
+      const factor = body.scale_factor ?? 2;
       if (body.mode === 'generative') {
-        throw new AppError(
-          'unavailable',
-          503,
-          'Generative upscaling needs a model this host does not run yet; use mode=clarity',
-          {
-            retryable: false,
-          },
+        const predictions = providers.predictions;
+        if (!predictions) throw unavailable('Generative upscaling', PREDICTION_VARIABLES);
+        const source = await tools.source(tenant, userId, body.image_path, 'image_path', false);
+        const input = { ...body, scale_factor: factor };
+        return tools.runJob(
+          tenant,
+          userId,
+          'upscale',
+          input,
+          body.folder_path,
+          upscaleJob(predictions, source, factor),
         );
       }
-      const factor = body.scale_factor ?? 2;
       const bytes = await tools.source(tenant, userId, body.image_path, 'image_path', false);
       const meta = await sharp(bytes).metadata();
       if ((meta.width ?? 0) * (meta.height ?? 0) * factor * factor > MAX_UPSCALED_PIXELS) {

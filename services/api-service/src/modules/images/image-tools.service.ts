@@ -28,6 +28,19 @@ export interface ImageToolsOptions {
   /** Remote fetches of reference images. */
   fetchTimeoutMs: number;
   allowedCidrs: string[];
+  /** Interval of polling a running prediction, and how long one may run. */
+  pollMs: number;
+  maxJobMs: number;
+  /** The tenant as its member `userId` acts in it, for work that outlives the request; null once they left. */
+  tenantOf(tenantId: string, userId: string): Promise<ResolvedTenant | null>;
+}
+
+/** A long job at a provider: started once, then polled until it ends. */
+export interface ProviderJob {
+  start(): Promise<string>;
+  poll(
+    job: string,
+  ): Promise<{ done: false } | { done: true; output: ToolOutput } | { done: true; error: string }>;
 }
 
 const FILE_PATH = /^(?:https?:\/\/[^/]+)?\/files\/([0-9a-f-]{36})(?:\/download)?\/?$/i;
@@ -137,6 +150,7 @@ export class ImageToolsService {
         resultFileIds: [],
         analysis: null,
         errorMessage: null,
+        providerJob: null,
         createdAt: new Date(),
         completedAt: null,
       });
@@ -164,6 +178,126 @@ export class ImageToolsService {
     operation.completedAt = new Date();
     await this.finish(tenant, userId, operation);
     return present(operation);
+  }
+
+  /**
+   * Runs a tool as a provider job: the answer is PROCESSING with the operation's id, and the job is
+   * polled in the background until it ends (its id is stored, so `resume` picks it up after a
+   * restart). A job that cannot start ends the operation as ERROR at once.
+   */
+  async runJob(
+    tenant: ResolvedTenant,
+    userId: string,
+    tool: ImageTool,
+    input: Record<string, unknown>,
+    folder: string | undefined,
+    job: ProviderJob,
+  ): Promise<ImageOperationResult> {
+    const operation = await this.bus.transaction(async (manager) => {
+      const row = await this.operations(tenant, manager).insert({
+        id: newId(),
+        userId,
+        tool,
+        status: 'PROCESSING',
+        input: { ...input, folder_path: folder ?? DEFAULT_FOLDER },
+        resultFileIds: [],
+        analysis: null,
+        errorMessage: null,
+        providerJob: null,
+        createdAt: new Date(),
+        completedAt: null,
+      });
+      await this.announce(manager, tenant, userId, row);
+      return row;
+    });
+    try {
+      operation.providerJob = await job.start();
+      await this.operations(tenant).update({ id: operation.id }, { providerJob: operation.providerJob });
+    } catch (error) {
+      operation.status = 'ERROR';
+      operation.errorMessage = `The ${tool} tool failed: ${error instanceof Error ? error.message : String(error)}`;
+      operation.completedAt = new Date();
+      await this.finish(tenant, userId, operation);
+      return present(operation);
+    }
+    this.follow(tenant, operation, job);
+    return present(operation);
+  }
+
+  /** Operations whose provider job was running when this process started: polled again. */
+  async resume(manager: EntityManager, jobs: (tool: ImageTool) => ProviderJob | undefined): Promise<number> {
+    // Across tenants on purpose: each row is then handled in its own tenant's scope.
+    const rows: { id: string; tenant_id: string; user_id: string }[] = await manager.query(
+      `SELECT id, tenant_id, user_id FROM image_operations WHERE status = 'PROCESSING' AND provider_job IS NOT NULL`,
+    );
+    for (const row of rows) {
+      const tenant = await this.options.tenantOf(row.tenant_id, row.user_id);
+      const operation = tenant ? await this.operations(tenant).findOne({ id: row.id }) : null;
+      const job = operation && jobs(operation.tool);
+      if (tenant && operation && job) this.follow(tenant, operation, job);
+    }
+    return rows.length;
+  }
+
+  private follow(tenant: ResolvedTenant, operation: ImageOperationEntity, job: ProviderJob): void {
+    const tick = async () => {
+      let ended = false;
+      try {
+        const state = await job.poll(operation.providerJob as string);
+        if (!state.done) {
+          if (Date.now() - operation.createdAt.getTime() > this.options.maxJobMs) {
+            operation.status = 'ERROR';
+            operation.errorMessage = `The ${operation.tool} tool failed: the provider did not finish within ${this.options.maxJobMs} ms`;
+            ended = true;
+          }
+        } else if ('error' in state) {
+          operation.status = 'ERROR';
+          operation.errorMessage = `The ${operation.tool} tool failed: ${state.error}`;
+          ended = true;
+        } else {
+          const folder = (operation.input.folder_path as string | undefined) ?? DEFAULT_FOLDER;
+          const saved: string[] = [];
+          for (const [n, image] of (state.output.images ?? []).entries()) {
+            const name = `${operation.tool}-${operation.id.slice(-8)}${n ? `-${n + 1}` : ''}.${image.extension}`;
+            saved.push(await this.save(tenant, operation.userId, folder, name, image));
+          }
+          operation.resultFileIds = saved;
+          operation.status = 'COMPLETED';
+          ended = true;
+        }
+      } catch (error) {
+        // A poll that failed (the provider unreachable for a while) is tried again at the next tick.
+        this.logger.warn({ err: error, operation: operation.id }, 'polling an image job failed');
+      }
+      if (!ended) {
+        setTimeout(() => void tick(), this.options.pollMs).unref();
+        return;
+      }
+      operation.completedAt = new Date();
+      await this.finish(tenant, operation.userId, operation).catch((error: unknown) =>
+        this.logger.error(
+          { err: error, operation: operation.id },
+          'could not record the end of an image job',
+        ),
+      );
+    };
+    setTimeout(() => void tick(), this.options.pollMs).unref();
+  }
+
+  /** A style's prompt words and its first reference image (for image-to-image), or 404. */
+  async style(
+    tenant: ResolvedTenant,
+    userId: string,
+    id: string,
+  ): Promise<{ suffix: string; reference: Buffer | undefined }> {
+    const row = await tenant.scope.repo(CustomStyleEntity).findOne({ id });
+    if (!row) throw new NotFoundError('Style not found');
+    const suffix = `in the style "${row.name}": ${row.description}; colour palette ${row.palette.join(', ')}`;
+    const first = row.referenceImages[0];
+    const reference = first
+      ? await this.source(tenant, userId, first, 'style_id', false).catch(() => undefined)
+      : undefined;
+    return { suffix, reference };
   }
 
   /** An operation of the caller (another user's is 404). */

@@ -137,6 +137,18 @@ describe('image tools on the local engine', () => {
       .send({ image_path: source, mode: 'generative' });
     expect(generative.status).toBe(503);
     expect(generative.body.code).toBe('unavailable');
+    expect(generative.body.detail).toContain('IMAGE_PREDICTIONS_URL');
+    // No provider configured: the hosted routes say which variables to set; no image is made up.
+    for (const [path, variable] of [
+      ['/image-generation-providerA', 'IMAGE_PROVIDER_A_URL'],
+      ['/image-generation-providerB', 'IMAGE_PROVIDER_B_URL'],
+      ['/image-generation-product-photo', 'IMAGE_PROVIDER_A_URL'],
+      ['/image-generation-product-mockups', 'IMAGE_PROVIDER_B_URL'],
+    ]) {
+      const answer = await as(stack.api.app, user).post(path).send({ prompt: 'a part' });
+      expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 503, code: 'unavailable' });
+      expect(answer.body.detail).toContain(variable);
+    }
     const bad = await as(stack.api.app, user)
       .post('/imgtool-upscale')
       .send({ image_path: source, scale_factor: 5 });

@@ -34,6 +34,10 @@ export class ImageOperationEntity {
   @Column({ name: 'error_message', type: 'text', nullable: true })
   errorMessage: string | null;
 
+  /** The provider's job of a long operation (a prediction id), polled until it ends. */
+  @Column({ name: 'provider_job', type: 'text', nullable: true })
+  providerJob: string | null;
+
   @Column({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
