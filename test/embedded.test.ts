@@ -325,6 +325,39 @@ describe('embedded default (one process, no external services)', () => {
         data: { fileId: stl.id, status: 'ready' },
       }),
     );
+    // An image tool on the embedded default: the local engine, the result saved as a file, its
+    // completion on the socket.
+    socket.send(JSON.stringify({ type: 'subscribe', channel: 'image-operations' }));
+    await expectEventually(() =>
+      expect(frames.filter((f) => f.type === 'subscribed' && f.channel === 'image-operations')).toHaveLength(
+        1,
+      ),
+    );
+    // The thumbnail processing made is a PNG to work on (its size is in the IHDR chunk).
+    const thumbnail = Buffer.from(
+      await (await fetch(`${api}${stl.thumbnail_url}`, { headers: auth })).arrayBuffer(),
+    );
+    const sizeOf = (image: Buffer) => [image.readUInt32BE(16), image.readUInt32BE(20)];
+    const png = await uploadOne('thumbnail.png', thumbnail);
+    const upscaled = await fetch(`${api}/imgtool-upscale`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ image_path: png.url, scale_factor: 2 }),
+    });
+    const operation = (await upscaled.json()) as { status: string; generated_images: string[] };
+    expect(operation.status).toBe('COMPLETED');
+    const result = await fetch(`${api}${operation.generated_images[0]}`, { headers: auth });
+    const [width, height] = sizeOf(thumbnail);
+    expect(sizeOf(Buffer.from(await result.arrayBuffer()))).toEqual([width * 2, height * 2]);
+    await expectEventually(() =>
+      expect(
+        frames.find(
+          (f) =>
+            f.channel === 'image-operations' &&
+            (f.operation as { status: string } | undefined)?.status === 'COMPLETED',
+        ),
+      ).toBeDefined(),
+    );
     socket.close();
     // Concurrent uploads and ranged downloads: each client gets its own bytes back.
     const contents = Array.from({ length: 8 }, (_, i) => Buffer.alloc(50_000 + i * 1000, i + 1));
