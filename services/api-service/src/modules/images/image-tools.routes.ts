@@ -17,9 +17,18 @@ import type { RequestHandler } from 'express';
 import sharp from 'sharp';
 import { caller } from '../files/routes/file-routing';
 import type { ImageToolsService, ProviderJob } from './image-tools.service';
-import { analyzeImage, removeBackground, upscaleClarity, vectorizeImage } from './local-engine';
+import {
+  analyzeImage,
+  removeBackground,
+  upscaleClarity,
+  upscaleGenerative,
+  vectorizeImage,
+} from './local-engine';
 import { Predictions } from './providers/adapters';
 import { type ImageProviders, unavailable } from './providers/registry';
+
+/** Largest source of the local generative model (pixels): 1024 x 1024 takes it about a minute on two cores. */
+const MAX_LOCAL_GENERATIVE_PIXELS = 1024 * 1024;
 
 /** Largest upscaled image (pixels). */
 const MAX_UPSCALED_PIXELS = 100_000_000;
@@ -247,31 +256,39 @@ export function mountImageRoutes(
     summary: 'Upscale an image of this host by 1-4',
     description:
       '`clarity` (default): Lanczos-3 resampling to exactly `scale_factor` times the size, as PNG, saved under ' +
-      '`folder_path` (default `/generated`). `image_path`: `/files/{id}/download` or the file id. `generative`: an ' +
-      'upscaling model through the predictions provider (IMAGE_PREDICTIONS_*): the answer is PROCESSING and the operation ' +
-      'completes in the background (GET /image-operations/{id}, WebSocket image-operations); 503 without the provider.',
+      '`folder_path` (default `/generated`). `image_path`: `/files/{id}/download` or the file id. `generative`: ' +
+      'super-resolution by a model. With the predictions provider (IMAGE_PREDICTIONS_*) the answer is PROCESSING and ' +
+      'the operation completes in the background (GET /image-operations/{id}, WebSocket image-operations); without it ' +
+      'the local ESRGAN-slim model (a worker thread, sources up to 1024 x 1024) answers when done.',
     body: UpscaleRequest,
-    responses: {
-      200: result,
-      400: badSource,
-      503: { description: 'mode=generative without a predictions provider', schema: ErrorBodyDto },
-    },
+    responses: { 200: result, 400: badSource },
     handler: async ({ body, req }) => {
       const { userId, tenant } = caller(req);
       const factor = body.scale_factor ?? 2;
       if (body.mode === 'generative') {
-        const predictions = providers.predictions;
-        if (!predictions) throw unavailable('Generative upscaling', PREDICTION_VARIABLES);
         const source = await tools.source(tenant, userId, body.image_path, 'image_path', false);
         const input = { ...body, scale_factor: factor };
-        return tools.runJob(
-          tenant,
-          userId,
-          'upscale',
-          input,
-          body.folder_path,
-          upscaleJob(predictions, source, factor),
-        );
+        const predictions = providers.predictions;
+        if (predictions) {
+          return tools.runJob(
+            tenant,
+            userId,
+            'upscale',
+            input,
+            body.folder_path,
+            upscaleJob(predictions, source, factor),
+          );
+        }
+        const meta = await sharp(source).metadata();
+        if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_LOCAL_GENERATIVE_PIXELS) {
+          throw new ValidationError(
+            `The local model upscales images up to ${MAX_LOCAL_GENERATIVE_PIXELS} pixels; set ${PREDICTION_VARIABLES.join(', ')} for larger ones`,
+            [{ field: 'image_path', message: 'too large for the local model' }],
+          );
+        }
+        return tools.run(tenant, userId, 'upscale', input, body.folder_path, async () => ({
+          images: [{ bytes: await upscaleGenerative(source, factor), extension: 'png' }],
+        }));
       }
       const bytes = await tools.source(tenant, userId, body.image_path, 'image_path', false);
       const meta = await sharp(bytes).metadata();

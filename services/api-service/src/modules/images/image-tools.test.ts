@@ -119,7 +119,7 @@ describe('image tools on the local engine', () => {
     expect(rendered).toMatchObject({ format: 'svg', width: 200, height: 160 });
   });
 
-  test('upscale: clarity to the exact size; generative is 503; a remote image_path is 400', async () => {
+  test('upscale: clarity and the local generative model to the exact size; a remote image_path is 400', async () => {
     const user = await signUp(stack.api.app);
     const source = await uploaded(user, 'small.png', await productShot(100, 60));
     const res = await as(stack.api.app, user)
@@ -132,12 +132,23 @@ describe('image tools on the local engine', () => {
       .post('/imgtool-upscale')
       .send({ image_path: source.split('/')[2] });
     expect((await sharp(await downloaded(user, twice.body.generated_images[0])).metadata()).width).toBe(200);
+    // generative without a provider: the local ESRGAN model, exact size, not the Lanczos result.
     const generative = await as(stack.api.app, user)
       .post('/imgtool-upscale')
-      .send({ image_path: source, mode: 'generative' });
-    expect(generative.status).toBe(503);
-    expect(generative.body.code).toBe('unavailable');
-    expect(generative.body.detail).toContain('IMAGE_PREDICTIONS_URL');
+      .send({ image_path: source, mode: 'generative', scale_factor: 2 });
+    expect(generative.body).toMatchObject({ status: 'COMPLETED', tool: 'upscale' });
+    const model = await downloaded(user, generative.body.generated_images[0]);
+    expect(await sharp(model).metadata()).toMatchObject({ width: 200, height: 120 });
+    const lanczos = await downloaded(user, twice.body.generated_images[0]);
+    expect(model.equals(lanczos)).toBe(false);
+    // It is the same picture: scaled back down, it differs little from the source.
+    const back = await sharp(model).resize(100, 60).removeAlpha().raw().toBuffer();
+    const original = await sharp(await productShot(100, 60))
+      .removeAlpha()
+      .raw()
+      .toBuffer();
+    const meanDifference = back.reduce((sum, v, i) => sum + Math.abs(v - original[i]), 0) / back.length;
+    expect(meanDifference).toBeLessThan(12);
     // No provider configured: the hosted routes say which variables to set; no image is made up.
     for (const [path, variable] of [
       ['/image-generation-providerA', 'IMAGE_PROVIDER_A_URL'],

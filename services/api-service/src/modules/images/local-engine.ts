@@ -50,6 +50,43 @@ export async function upscaleClarity(bytes: Buffer, factor: number): Promise<Buf
   return sharp(bytes).rotate().resize(width, height, { kernel: 'lanczos3', fit: 'fill' }).png().toBuffer();
 }
 
+/**
+ * `generative`: ESRGAN-slim super-resolution by 2, 3 or 4 (a worker thread, TensorFlow.js on
+ * WebAssembly); the alpha channel, if any, is resampled with Lanczos-3 and joined back.
+ */
+export async function upscaleGenerative(bytes: Buffer, factor: number): Promise<Buffer> {
+  if (factor === 1) return sharp(bytes).rotate().png().toBuffer();
+  const source = sharp(bytes).rotate();
+  const meta = await source.metadata();
+  const { data, info } = await sharp(bytes)
+    .rotate()
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const { image } = await inWorker<{ image: { width: number; height: number; data: Uint8Array } }>({
+    kind: 'esrgan',
+    image: {
+      width: info.width,
+      height: info.height,
+      data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+    },
+    scale: factor,
+  });
+  let out = sharp(Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength), {
+    raw: { width: image.width, height: image.height, channels: 3 },
+  });
+  if (meta.hasAlpha) {
+    const alpha = await sharp(bytes)
+      .rotate()
+      .extractChannel('alpha')
+      .resize(image.width, image.height, { kernel: 'lanczos3', fit: 'fill' })
+      .raw()
+      .toBuffer();
+    out = out.joinChannel(alpha, { raw: { width: image.width, height: image.height, channels: 1 } });
+  }
+  return out.png().toBuffer();
+}
+
 /** The image's most frequent colours after quantization, `#rrggbb`, most frequent first. */
 export async function paletteOf(bytes: Buffer, colours = 6): Promise<string[]> {
   const small = await sharp(bytes)

@@ -1,21 +1,28 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { esrganUpscale, type Rgb } from './esrgan';
 import { backgroundMask, type Rgba, vectorize } from './pixel-work';
 
 /** One job per worker: the CPU-heavy pixel work off the event loop. */
 interface Job {
-  kind: 'vectorize' | 'mask';
-  image: Rgba;
+  kind: 'vectorize' | 'mask' | 'esrgan';
+  image: Rgba | Rgb;
   colours?: number;
+  scale?: number;
 }
 
-const { input } = workerData as { input: Job };
-try {
+async function run(input: Job): Promise<void> {
   if (input.kind === 'vectorize') {
     parentPort?.postMessage({ svg: vectorize(input.image, input.colours ?? 16) });
+  } else if (input.kind === 'esrgan') {
+    const image = await esrganUpscale(input.image, input.scale ?? 2);
+    parentPort?.postMessage({ image }, [image.data.buffer as ArrayBuffer]);
   } else {
     const alpha = backgroundMask(input.image);
     parentPort?.postMessage({ alpha }, [alpha.buffer as ArrayBuffer]);
   }
-} catch (error) {
-  parentPort?.postMessage({ error: error instanceof Error ? error.message : String(error) });
 }
+
+const { input } = workerData as { input: Job };
+run(input).catch((error: unknown) => {
+  parentPort?.postMessage({ error: error instanceof Error ? error.message : String(error) });
+});

@@ -1,13 +1,15 @@
 import { startWorker } from '@hwp/platform';
+import type { Rgb } from './esrgan';
 import type { Rgba } from './pixel-work';
 
-const TIMEOUT_MS = 120_000;
+const TIMEOUT_MS = 300_000;
 
 /** Runs one pixel job (image-worker.ts) in a worker thread; the pixels are moved, not copied. */
 export function inWorker<T>(input: {
-  kind: 'vectorize' | 'mask';
-  image: Rgba;
+  kind: 'vectorize' | 'mask' | 'esrgan';
+  image: Rgba | Rgb;
   colours?: number;
+  scale?: number;
 }): Promise<T> {
   const worker = startWorker({
     callerFile: __filename,
