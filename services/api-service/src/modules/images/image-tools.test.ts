@@ -105,6 +105,32 @@ describe('image tools on the local engine', () => {
     expect((await as(stack.api.app, other).get(`/image-operations/${op.id}`)).status).toBe(404);
   });
 
+  test('remove-background: GrabCut clears a background-coloured hole the outline encloses', async () => {
+    const user = await signUp(stack.api.app);
+    const ring = await sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200">
+           <rect width="100%" height="100%" fill="#ffffff"/>
+           <circle cx="100" cy="100" r="70" fill="none" stroke="#1840a0" stroke-width="30"/>
+         </svg>`,
+      ),
+    )
+      .png()
+      .toBuffer();
+    const source = await uploaded(user, 'ring.png', ring);
+    const res = await as(stack.api.app, user)
+      .post('/imgtool-remove-background')
+      .send({ reference_image: source });
+    expect(res.body.status).toBe('COMPLETED');
+    const { data, info } = await sharp(await downloaded(user, res.body.generated_images[0]))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    const alpha = (x: number, y: number) => data[(y * info.width + x) * info.channels + 3];
+    expect(alpha(2, 2)).toBe(0); // outside
+    expect(alpha(100, 100)).toBe(0); // the hole
+    expect(alpha(100, 30)).toBe(255); // the ring
+  });
+
   test('vectorize: an SVG that parses, fewer colours for a logo prompt', async () => {
     const user = await signUp(stack.api.app);
     const source = await uploaded(user, 'logo.png', await productShot());

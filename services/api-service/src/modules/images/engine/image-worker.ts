@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { esrganUpscale, type Rgb } from './esrgan';
+import { refineWithGrabCut } from './grabcut';
 import { backgroundMask, type Rgba, vectorize } from './pixel-work';
 
 /** One job per worker: the CPU-heavy pixel work off the event loop. */
@@ -17,7 +18,8 @@ async function run(input: Job): Promise<void> {
     const image = await esrganUpscale(input.image, input.scale ?? 2);
     parentPort?.postMessage({ image }, [image.data.buffer as ArrayBuffer]);
   } else {
-    const alpha = backgroundMask(input.image);
+    const image = input.image as Rgba;
+    const alpha = await refineWithGrabCut(image, backgroundMask(image));
     parentPort?.postMessage({ alpha }, [alpha.buffer as ArrayBuffer]);
   }
 }
