@@ -1,7 +1,9 @@
 // Image tools of the API host on the local engine, from the built dist (`pnpm build` first), against
 // real Postgres (BENCH_POSTGRES_URL) and the in-process bus. On a 1024 x 1024 product shot (a
 // shaded part with text-like detail on a plain background): BENCH_IMAGE_CALLS (5) sequential calls of
-// each of vectorize, remove-background, upscale x2 and upscale x4, each tool in a fresh process.
+// each of vectorize, remove-background (flood fill and GrabCut), upscale x2 and x4 (clarity), and
+// BENCH_IMAGE_GENERATIVE_CALLS (1) of upscale x2 and x4 with the local ESRGAN model; each tool in a
+// fresh process.
 // Figures per tool: p50 time of a call, peak RSS of the process (VmHWM) against its idle RSS, and the
 // event loop's lag p99 while the tool ran (the process's own monitor, read from /metrics, which
 // resets it on every read; target < 50 ms: the pixel work runs in worker threads or libvips).
@@ -44,7 +46,17 @@ const TOOLS = {
   'remove-background': (url) => ['/imgtool-remove-background', { reference_image: url }],
   'upscale x2': (url) => ['/imgtool-upscale', { image_path: url, scale_factor: 2 }],
   'upscale x4': (url) => ['/imgtool-upscale', { image_path: url, scale_factor: 4 }],
+  'upscale x2 generative': (url) => [
+    '/imgtool-upscale',
+    { image_path: url, scale_factor: 2, mode: 'generative' },
+  ],
+  'upscale x4 generative': (url) => [
+    '/imgtool-upscale',
+    { image_path: url, scale_factor: 4, mode: 'generative' },
+  ],
 };
+/** The local ESRGAN takes about a minute a call on two cores: BENCH_IMAGE_GENERATIVE_CALLS (1) of it. */
+const generativeCalls = Number(process.env.BENCH_IMAGE_GENERATIVE_CALLS ?? 1);
 
 const shot = await productShot();
 for (const [tool, request] of Object.entries(TOOLS)) {
@@ -60,7 +72,8 @@ for (const [tool, request] of Object.entries(TOOLS)) {
     const idleRss = rssOf(api.pid);
     await lagP99Ms(api.url); // resets the monitor
     const times = [];
-    for (let i = 0; i < calls; i++) {
+    const count = tool.includes('generative') ? generativeCalls : calls;
+    for (let i = 0; i < count; i++) {
       const [path, body] = request(uploaded.url);
       const started = performance.now();
       const res = await fetch(`${api.url}${path}`, {
@@ -79,7 +92,7 @@ for (const [tool, request] of Object.entries(TOOLS)) {
         bench: 'image-tools',
         tool,
         image: '1024x1024 PNG',
-        calls,
+        calls: count,
         p50Ms: round2(percentile(times, 50)),
         maxMs: round2(times[times.length - 1]),
         idleRssMb: Math.round(idleRss / 1e6),

@@ -326,6 +326,7 @@ export function mountImageRoutes(
     },
   });
 
+  // Every route of section 4.2 counts toward the AI limit (DECISIONS.md section 3), the style reads too.
   route(
     {
       method: 'get',
@@ -334,7 +335,7 @@ export function mountImageRoutes(
       responses: { 200: { description: 'The styles', schema: CustomStyleList } },
       handler: ({ req }) => tools.listStyles(caller(req).tenant),
     },
-    signedIn,
+    aiRoute,
   );
 
   route(
@@ -345,9 +346,10 @@ export function mountImageRoutes(
       responses: { 200: { description: 'The style', schema: CustomStyle } },
       handler: ({ params, req }) => tools.getStyle(caller(req).tenant, params.style_id),
     },
-    signedIn,
+    aiRoute,
   );
 
+  // Polling an operation is not a tool call: the standard limit.
   route(
     {
       method: 'get',

@@ -250,6 +250,11 @@ describe('image tools on the local engine', () => {
     expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
     expect(statuses[10]).toBe(429);
     expect((await as(stack.api.app, user).get('/files')).status).toBe(200);
+    // The style reads are image-tool routes too; polling an operation is not.
+    expect((await as(stack.api.app, user).get('/imgtool-list-styles')).status).toBe(429);
+    expect(
+      (await as(stack.api.app, user).get('/image-operations/01a21b00-0000-7000-8000-000000000000')).status,
+    ).toBe(404);
   });
 
   test('custom styles: palette from reference images; list and get in the tenant only', async () => {
