@@ -140,32 +140,11 @@ export class ImageToolsService {
     folder: string | undefined,
     work: () => Promise<ToolOutput>,
   ): Promise<ImageOperationResult> {
-    const operation = await this.bus.transaction(async (manager) => {
-      const row = await this.operations(tenant, manager).insert({
-        id: newId(),
-        userId,
-        tool,
-        status: 'PROCESSING',
-        input,
-        resultFileIds: [],
-        analysis: null,
-        errorMessage: null,
-        providerJob: null,
-        createdAt: new Date(),
-        completedAt: null,
-      });
-      await this.announce(manager, tenant, userId, row);
-      return row;
-    });
+    const operation = await this.begin(tenant, userId, tool, input);
     let output: ToolOutput;
     try {
       output = await work();
-      const saved: string[] = [];
-      for (const [n, image] of (output.images ?? []).entries()) {
-        const name = `${tool}-${operation.id.slice(-8)}${n ? `-${n + 1}` : ''}.${image.extension}`;
-        saved.push(await this.save(tenant, userId, folder ?? DEFAULT_FOLDER, name, image));
-      }
-      operation.resultFileIds = saved;
+      operation.resultFileIds = await this.saveAll(tenant, operation, folder, output.images ?? []);
       operation.analysis = output.analysis ?? null;
       operation.status = 'COMPLETED';
     } catch (error) {
@@ -193,22 +172,9 @@ export class ImageToolsService {
     folder: string | undefined,
     job: ProviderJob,
   ): Promise<ImageOperationResult> {
-    const operation = await this.bus.transaction(async (manager) => {
-      const row = await this.operations(tenant, manager).insert({
-        id: newId(),
-        userId,
-        tool,
-        status: 'PROCESSING',
-        input: { ...input, folder_path: folder ?? DEFAULT_FOLDER },
-        resultFileIds: [],
-        analysis: null,
-        errorMessage: null,
-        providerJob: null,
-        createdAt: new Date(),
-        completedAt: null,
-      });
-      await this.announce(manager, tenant, userId, row);
-      return row;
+    const operation = await this.begin(tenant, userId, tool, {
+      ...input,
+      folder_path: folder ?? DEFAULT_FOLDER,
     });
     try {
       operation.providerJob = await job.start();
@@ -255,13 +221,8 @@ export class ImageToolsService {
           operation.errorMessage = `The ${operation.tool} tool failed: ${state.error}`;
           ended = true;
         } else {
-          const folder = (operation.input.folder_path as string | undefined) ?? DEFAULT_FOLDER;
-          const saved: string[] = [];
-          for (const [n, image] of (state.output.images ?? []).entries()) {
-            const name = `${operation.tool}-${operation.id.slice(-8)}${n ? `-${n + 1}` : ''}.${image.extension}`;
-            saved.push(await this.save(tenant, operation.userId, folder, name, image));
-          }
-          operation.resultFileIds = saved;
+          const folder = operation.input.folder_path as string | undefined;
+          operation.resultFileIds = await this.saveAll(tenant, operation, folder, state.output.images ?? []);
           operation.status = 'COMPLETED';
           ended = true;
         }
@@ -345,6 +306,47 @@ export class ImageToolsService {
     const row = await tenant.scope.repo(CustomStyleEntity).findOne({ id });
     if (!row) throw new NotFoundError('Style not found');
     return presentStyle(row);
+  }
+
+  /** A new operation, PROCESSING, stored and announced. */
+  private begin(
+    tenant: ResolvedTenant,
+    userId: string,
+    tool: ImageTool,
+    input: Record<string, unknown>,
+  ): Promise<ImageOperationEntity> {
+    return this.bus.transaction(async (manager) => {
+      const row = await this.operations(tenant, manager).insert({
+        id: newId(),
+        userId,
+        tool,
+        status: 'PROCESSING',
+        input,
+        resultFileIds: [],
+        analysis: null,
+        errorMessage: null,
+        providerJob: null,
+        createdAt: new Date(),
+        completedAt: null,
+      });
+      await this.announce(manager, tenant, userId, row);
+      return row;
+    });
+  }
+
+  /** The operation's images as files `<tool>-<id>[-n].<ext>` under `folder`; their ids. */
+  private async saveAll(
+    tenant: ResolvedTenant,
+    operation: ImageOperationEntity,
+    folder: string | undefined,
+    images: NonNullable<ToolOutput['images']>,
+  ): Promise<string[]> {
+    const saved: string[] = [];
+    for (const [n, image] of images.entries()) {
+      const name = `${operation.tool}-${operation.id.slice(-8)}${n ? `-${n + 1}` : ''}.${image.extension}`;
+      saved.push(await this.save(tenant, operation.userId, folder ?? DEFAULT_FOLDER, name, image));
+    }
+    return saved;
   }
 
   private operations(tenant: ResolvedTenant, manager?: EntityManager) {
