@@ -11,6 +11,7 @@ import {
   startFakeSmtp,
   uniqueEmail,
 } from '@hwp/platform/test-kit';
+import WebSocket from 'ws';
 import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
 import { SseClient } from '../services/collab-service/test/support/sse-client';
 import { embeddedDataDir, freePort, ROOT } from './process-kit';
@@ -131,6 +132,24 @@ describe('the nginx gateway in front of both services', () => {
       'GW-2',
       'GW-3',
     ]);
+  });
+
+  it('upgrades /ws to a WebSocket of the API host, chat included', async () => {
+    const { token } = await signedUpUser();
+    const socket = new WebSocket(`${url.replace(/^http/, 'ws')}/ws`, ['bearer', token]);
+    const frames: { type: string; [key: string]: unknown }[] = [];
+    socket.on('message', (data) => frames.push(JSON.parse(String(data))));
+    await expectEventually(() => expect(frames.map((f) => f.type)).toContain('ready'));
+    expect(socket.protocol).toBe('bearer');
+    socket.send(JSON.stringify({ type: 'subscribe', channel: 'chat:gateway' }));
+    await expectEventually(() => expect(frames.map((f) => f.type)).toContain('chat.history'));
+    socket.send(JSON.stringify({ type: 'chat.send', room: 'gateway', text: 'through nginx' }));
+    await expectEventually(() =>
+      expect(frames.find((f) => f.type === 'chat.message')).toMatchObject({
+        message: { text: 'through nginx' },
+      }),
+    );
+    socket.close();
   });
 
   it('serves a byte range of a stored object through a pre-signed URL', async () => {
