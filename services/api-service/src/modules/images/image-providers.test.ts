@@ -176,7 +176,8 @@ describe('hosted providers behind one port (against a local fake of their dialec
       .send({ image_path: source, mode: 'generative' });
     expect(started.body.status).toBe('PROCESSING');
     await first.deps.lifecycle.shutdown();
-    const next = await startApi(shared);
+    // Two processes start and both resume the job: its end is recorded once.
+    const [next, other] = await Promise.all([startApi(shared), startApi(shared)]);
     try {
       const done = await expectEventually(async () => {
         const res = await as(next.app, user).get(`/image-operations/${started.body.id}`);
@@ -184,8 +185,14 @@ describe('hosted providers behind one port (against a local fake of their dialec
         return res.body as ImageOperationResult;
       });
       expect(done.generated_images).toHaveLength(1);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const files = await as(next.app, user).get('/files').query({ folder_path: '/generated' });
+      expect(
+        files.body.items.filter((f: { name: string }) => f.name.includes(started.body.id.slice(-8))),
+      ).toHaveLength(1);
     } finally {
       await next.deps.lifecycle.shutdown();
+      await other.deps.lifecycle.shutdown();
     }
   });
 

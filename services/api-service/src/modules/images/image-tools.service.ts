@@ -155,7 +155,7 @@ export class ImageToolsService {
       operation.errorMessage = `The ${tool} tool failed: ${error instanceof Error ? error.message : String(error)}`;
     }
     operation.completedAt = new Date();
-    await this.finish(tenant, userId, operation);
+    await this.finish(tenant, operation);
     return present(operation);
   }
 
@@ -183,7 +183,7 @@ export class ImageToolsService {
       operation.status = 'ERROR';
       operation.errorMessage = `The ${tool} tool failed: ${error instanceof Error ? error.message : String(error)}`;
       operation.completedAt = new Date();
-      await this.finish(tenant, userId, operation);
+      await this.finish(tenant, operation);
       return present(operation);
     }
     this.follow(tenant, operation, job);
@@ -205,37 +205,27 @@ export class ImageToolsService {
     return rows.length;
   }
 
+  /**
+   * Polls the job until it ends, then records the end. Several processes may poll one job (each
+   * resumes what was running when it started): the end is recorded by whichever first locks the
+   * operation while it is still PROCESSING; the others stop.
+   */
   private follow(tenant: ResolvedTenant, operation: ImageOperationEntity, job: ProviderJob): void {
     const tick = async () => {
-      let ended = false;
+      let state: Awaited<ReturnType<ProviderJob['poll']>>;
       try {
-        const state = await job.poll(operation.providerJob as string);
-        if (!state.done) {
-          if (Date.now() - operation.createdAt.getTime() > this.options.maxJobMs) {
-            operation.status = 'ERROR';
-            operation.errorMessage = `The ${operation.tool} tool failed: the provider did not finish within ${this.options.maxJobMs} ms`;
-            ended = true;
-          }
-        } else if ('error' in state) {
-          operation.status = 'ERROR';
-          operation.errorMessage = `The ${operation.tool} tool failed: ${state.error}`;
-          ended = true;
-        } else {
-          const folder = operation.input.folder_path as string | undefined;
-          operation.resultFileIds = await this.saveAll(tenant, operation, folder, state.output.images ?? []);
-          operation.status = 'COMPLETED';
-          ended = true;
-        }
+        state = await job.poll(operation.providerJob as string);
       } catch (error) {
         // A poll that failed (the provider unreachable for a while) is tried again at the next tick.
         this.logger.warn({ err: error, operation: operation.id }, 'polling an image job failed');
+        state = { done: false };
       }
-      if (!ended) {
+      const overdue = Date.now() - operation.createdAt.getTime() > this.options.maxJobMs;
+      if (!state.done && !overdue) {
         setTimeout(() => void tick(), this.options.pollMs).unref();
         return;
       }
-      operation.completedAt = new Date();
-      await this.finish(tenant, operation.userId, operation).catch((error: unknown) =>
+      await this.end(tenant, operation, state).catch((error: unknown) =>
         this.logger.error(
           { err: error, operation: operation.id },
           'could not record the end of an image job',
@@ -243,6 +233,34 @@ export class ImageToolsService {
       );
     };
     setTimeout(() => void tick(), this.options.pollMs).unref();
+  }
+
+  /** Records a job's end once: under a lock on the operation, only while it is still PROCESSING. */
+  private async end(
+    tenant: ResolvedTenant,
+    operation: ImageOperationEntity,
+    state: Awaited<ReturnType<ProviderJob['poll']>>,
+  ): Promise<void> {
+    await this.bus.transaction(async (manager) => {
+      const claimed: unknown[] = await manager.query(
+        "SELECT id FROM image_operations WHERE id = $1 AND tenant_id = $2 AND status = 'PROCESSING' FOR UPDATE SKIP LOCKED",
+        [operation.id, tenant.id],
+      );
+      if (claimed.length === 0) return;
+      if (!state.done) {
+        operation.status = 'ERROR';
+        operation.errorMessage = `The ${operation.tool} tool failed: the provider did not finish within ${this.options.maxJobMs} ms`;
+      } else if ('error' in state) {
+        operation.status = 'ERROR';
+        operation.errorMessage = `The ${operation.tool} tool failed: ${state.error}`;
+      } else {
+        const folder = operation.input.folder_path as string | undefined;
+        operation.resultFileIds = await this.saveAll(tenant, operation, folder, state.output.images ?? []);
+        operation.status = 'COMPLETED';
+      }
+      operation.completedAt = new Date();
+      await this.record(manager, tenant, operation);
+    });
   }
 
   /** A style's prompt words and its first reference image (for image-to-image), or 404. */
@@ -391,28 +409,31 @@ export class ImageToolsService {
     operation.status = 'ERROR';
     operation.errorMessage = message;
     operation.completedAt = new Date();
-    await this.finish(tenant, userId, operation);
+    await this.finish(tenant, operation);
     return error;
   }
 
-  private async finish(
+  private async finish(tenant: ResolvedTenant, operation: ImageOperationEntity): Promise<void> {
+    await this.bus.transaction((manager) => this.record(manager, tenant, operation));
+  }
+
+  /** Writes the operation's end state and announces it. */
+  private async record(
+    manager: EntityManager,
     tenant: ResolvedTenant,
-    userId: string,
     operation: ImageOperationEntity,
   ): Promise<void> {
-    await this.bus.transaction(async (manager) => {
-      await this.operations(tenant, manager).update(
-        { id: operation.id },
-        {
-          status: operation.status,
-          resultFileIds: operation.resultFileIds,
-          analysis: operation.analysis,
-          errorMessage: operation.errorMessage,
-          completedAt: operation.completedAt,
-        },
-      );
-      await this.announce(manager, tenant, userId, operation);
-    });
+    await this.operations(tenant, manager).update(
+      { id: operation.id },
+      {
+        status: operation.status,
+        resultFileIds: operation.resultFileIds,
+        analysis: operation.analysis,
+        errorMessage: operation.errorMessage,
+        completedAt: operation.completedAt,
+      },
+    );
+    await this.announce(manager, tenant, operation.userId, operation);
   }
 
   private async announce(
