@@ -16,6 +16,8 @@ import type { ChatService } from './chat.service';
 
 /** Largest frame a client may send (a chat message is at most 4,000 characters). */
 const MAX_FRAME_BYTES = 32 * 1024;
+/** Channels one socket may hold. */
+const MAX_CHANNELS = 50;
 /** Chat messages one user may send per minute on this process. */
 const CHAT_PER_MINUTE = 60;
 
@@ -209,6 +211,15 @@ export class RealtimeGateway {
     if (type === 'unsubscribe') {
       client.channels.delete(channel);
       return this.send(client, { type: 'unsubscribed', channel });
+    }
+    // Subscribing again answers again but reads no history again; a socket holds a bounded set.
+    if (client.channels.has(channel)) return this.send(client, { type: 'subscribed', channel });
+    if (client.channels.size >= MAX_CHANNELS) {
+      return this.send(client, {
+        type: 'error',
+        code: 'validation_failed',
+        detail: `A socket subscribes to at most ${MAX_CHANNELS} channels`,
+      });
     }
     client.channels.add(channel);
     this.send(client, { type: 'subscribed', channel });

@@ -208,6 +208,15 @@ describe('the WebSocket /ws', () => {
     expect(errors).toHaveLength(6);
     expect(errors.every((e) => e.code === 'validation_failed')).toBe(true);
     expect(socket.ws.readyState).toBe(WebSocket.OPEN);
+    // At most 50 channels a socket; subscribing again is answered without a second history.
+    for (let i = 0; i < 50; i++) socket.send({ type: 'subscribe', channel: `chat:room-${i}` });
+    socket.send({ type: 'subscribe', channel: 'chat:room-0' });
+    socket.send({ type: 'subscribe', channel: 'chat:room-50' });
+    await socket.next((f) => f.type === 'error' && String(f.detail).includes('at most 50 channels'));
+    const histories = () => socket.frames.filter((f) => f.type === 'chat.history').length;
+    await socket.next(() => histories() >= 50);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(histories()).toBe(50);
     // A frame above the size limit ends the socket (1009), as the protocol says.
     socket.ws.send('x'.repeat(64 * 1024));
     expect((await socket.closed).code).toBe(1009);
