@@ -31,7 +31,11 @@ function downloader(base: string, timeoutMs: number) {
         throw new ProviderError('the provider answered an image URL that could not be read', false);
       });
     }
-    const res = await fetch(new URL(url, base), { signal: AbortSignal.timeout(timeoutMs) });
+    // No redirects: they would leave the provider's origin without the checks above.
+    const res = await fetch(new URL(url, base), {
+      signal: AbortSignal.timeout(timeoutMs),
+      redirect: 'error',
+    });
     const bytes = Buffer.from(await res.arrayBuffer());
     if (!res.ok || bytes.length > RESULT_MAX_BYTES)
       throw new ProviderError(`the provider's image URL answered ${res.status}`, true);
