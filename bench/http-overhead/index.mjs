@@ -11,7 +11,9 @@ import express from 'express';
 const require = createRequire(import.meta.url);
 const root = new URL('../../', import.meta.url).pathname;
 const { apiService, loadApiConfig } = require(join(root, 'services/api-service/dist/index.js'));
-const { createServiceRuntime, createLogger } = require(join(root, 'packages/platform/dist/index.js'));
+const { createAppServer, createServiceRuntime, createLogger } = require(
+  join(root, 'packages/platform/dist/index.js'),
+);
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -37,13 +39,24 @@ const config = loadApiConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
 const runtime = await createServiceRuntime(apiService, config, {
   logger: createLogger({ service: 'api-service', level: 'info' }),
 });
-const full = await listen(runtime.app);
+// The service as it runs in production: its own app server (lifecycle.listen uses createAppServer).
+const full = await new Promise((resolve) => {
+  const server = createAppServer(runtime.app).listen(0, '127.0.0.1', () => resolve(server));
+});
 
 const bare = express();
 bare.get('/healthz', (_req, res) => {
   res.json({ status: 'ok', service: 'api-service' });
 });
 const bareServer = await listen(bare);
+// For the record: the same bare app on the platform's app server (no per-request prototype swap).
+const bareOnAppServer = express();
+bareOnAppServer.get('/healthz', (_req, res) => {
+  res.json({ status: 'ok', service: 'api-service' });
+});
+const bareAppServer = await new Promise((resolve) => {
+  const server = createAppServer(bareOnAppServer).listen(0, '127.0.0.1', () => resolve(server));
+});
 
 // Warm both up, then measure in alternating rounds so machine noise hits both; the figure is the
 // median round's ratio (BENCH_ROUNDS, default 3).
@@ -58,6 +71,7 @@ for (let i = 0; i < rounds; i++) {
 }
 results.sort((a, b) => a.ratio - b.ratio);
 const { baseline, measured, ratio } = results[Math.floor(results.length / 2)];
+const bareOnApp = await load(bareAppServer.address().port);
 console.log(
   JSON.stringify({
     bench: 'http-overhead',
@@ -72,10 +86,13 @@ console.log(
     p99Ms: measured.latency.p99,
     baselineP99Ms: baseline.latency.p99,
     target: '>= 0.8',
+    bareOnAppServerRps: Math.round(bareOnApp.requests.average),
+    ratioToBareOnAppServer: Number((measured.requests.average / bareOnApp.requests.average).toFixed(3)),
   }),
 );
 full.close();
 bareServer.close();
+bareAppServer.close();
 await runtime.close();
 rmSync(dataDir, { recursive: true, force: true });
 process.exit(0);
