@@ -127,28 +127,42 @@ export async function preparedRows<T>(
   return (await target.query({ name, text, values })).rows as T[];
 }
 
+type RowMapper = (row: Record<string, unknown>) => object;
+const rowMappers = new WeakMap<DataSource, Map<unknown, RowMapper>>();
+
 /**
- * A mapper from rows of `SELECT <alias>.*` on an entity's table to entity instances, built once from
- * TypeORM's metadata (column names, property names, value transformers): for hot reads written as
- * SQL, where the query builder's result transformer costs more than the statement.
+ * A mapper from rows of `SELECT <alias>.*` on an entity's table to entity instances, built once per
+ * data source from TypeORM's metadata (column names, property names, value transformers): for hot
+ * reads written as SQL, where the query builder's result transformer costs more than the statement.
  */
 export function entityRows<T extends object>(
   dataSource: DataSource,
   entity: abstract new (...args: never[]) => T,
 ): (row: Record<string, unknown>) => T {
-  const metadata = dataSource.getMetadata(entity);
-  const columns = metadata.columns.map((column) => {
-    const transformer = column.transformer;
-    if (Array.isArray(transformer))
-      throw new Error(`${metadata.name}.${column.propertyName}: transformer lists are not mapped`);
-    return { from: column.databaseName, to: column.propertyName, read: transformer?.from.bind(transformer) };
-  });
-  return (row) => {
-    const out = metadata.create() as Record<string, unknown>;
-    for (const { from, to, read } of columns) {
-      const value = row[from];
-      out[to] = read ? read(value) : value;
-    }
-    return out as T;
-  };
+  const mappers = rowMappers.get(dataSource) ?? new Map<unknown, RowMapper>();
+  rowMappers.set(dataSource, mappers);
+  let mapper = mappers.get(entity);
+  if (!mapper) {
+    const metadata = dataSource.getMetadata(entity);
+    const columns = metadata.columns.map((column) => {
+      const transformer = column.transformer;
+      if (Array.isArray(transformer))
+        throw new Error(`${metadata.name}.${column.propertyName}: transformer lists are not mapped`);
+      return {
+        from: column.databaseName,
+        to: column.propertyName,
+        read: transformer?.from.bind(transformer),
+      };
+    });
+    mapper = (row) => {
+      const out = metadata.create() as Record<string, unknown>;
+      for (const { from, to, read } of columns) {
+        const value = row[from];
+        out[to] = read ? read(value) : value;
+      }
+      return out;
+    };
+    mappers.set(entity, mapper);
+  }
+  return mapper as (row: Record<string, unknown>) => T;
 }

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import {
   type CustomStyle,
   type CustomStyleList,
@@ -11,6 +10,7 @@ import {
 } from '@hwp/contracts';
 import { type BlobStore, type Bus, type Logger, NotFoundError, newId, ValidationError } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
+import { readAll } from '../files/analysis';
 import { revisionKey } from '../files/blob-upload';
 import type { FilesService } from '../files/files.service';
 import type { ResolvedTenant } from '../tenants/tenant-context';
@@ -106,8 +106,7 @@ export class ImageToolsService {
       const { revision } = await this.files.open(tenant, userId, fileId.toLowerCase());
       if (revision.size > MAX_SOURCE_IMAGE_BYTES)
         throw invalid(field, `The image is larger than ${MAX_SOURCE_IMAGE_BYTES} bytes`);
-      const got = await this.blobs.read(revision.blobKey);
-      bytes = await collect(got.body);
+      bytes = await readAll((await this.blobs.read(revision.blobKey)).body);
     } else if (remote) {
       bytes = await fetchRemoteImage(trimmed, {
         maxBytes: MAX_SOURCE_IMAGE_BYTES,
@@ -148,11 +147,8 @@ export class ImageToolsService {
       operation.analysis = output.analysis ?? null;
       operation.status = 'COMPLETED';
     } catch (error) {
-      if (error instanceof ValidationError)
-        throw await this.failed(tenant, userId, operation, error.detail, error);
       this.logger.warn({ err: error, operation: operation.id, tool }, 'image operation failed');
-      operation.status = 'ERROR';
-      operation.errorMessage = `The ${tool} tool failed: ${error instanceof Error ? error.message : String(error)}`;
+      failedWith(operation, error instanceof Error ? error.message : String(error));
     }
     operation.completedAt = new Date();
     await this.finish(tenant, operation);
@@ -180,8 +176,7 @@ export class ImageToolsService {
       operation.providerJob = await job.start();
       await this.operations(tenant).update({ id: operation.id }, { providerJob: operation.providerJob });
     } catch (error) {
-      operation.status = 'ERROR';
-      operation.errorMessage = `The ${tool} tool failed: ${error instanceof Error ? error.message : String(error)}`;
+      failedWith(operation, error instanceof Error ? error.message : String(error));
       operation.completedAt = new Date();
       await this.finish(tenant, operation);
       return present(operation);
@@ -247,13 +242,10 @@ export class ImageToolsService {
         [operation.id, tenant.id],
       );
       if (claimed.length === 0) return;
-      if (!state.done) {
-        operation.status = 'ERROR';
-        operation.errorMessage = `The ${operation.tool} tool failed: the provider did not finish within ${this.options.maxJobMs} ms`;
-      } else if ('error' in state) {
-        operation.status = 'ERROR';
-        operation.errorMessage = `The ${operation.tool} tool failed: ${state.error}`;
-      } else {
+      if (!state.done)
+        failedWith(operation, `the provider did not finish within ${this.options.maxJobMs} ms`);
+      else if ('error' in state) failedWith(operation, state.error);
+      else {
         const folder = operation.input.folder_path as string | undefined;
         operation.resultFileIds = await this.saveAll(tenant, operation, folder, state.output.images ?? []);
         operation.status = 'COMPLETED';
@@ -398,21 +390,6 @@ export class ImageToolsService {
     return record.id;
   }
 
-  /** Ends the operation as ERROR for input the tool refused, and answers the 400 itself. */
-  private async failed(
-    tenant: ResolvedTenant,
-    userId: string,
-    operation: ImageOperationEntity,
-    message: string,
-    error: ValidationError,
-  ): Promise<ValidationError> {
-    operation.status = 'ERROR';
-    operation.errorMessage = message;
-    operation.completedAt = new Date();
-    await this.finish(tenant, operation);
-    return error;
-  }
-
   private async finish(tenant: ResolvedTenant, operation: ImageOperationEntity): Promise<void> {
     await this.bus.transaction((manager) => this.record(manager, tenant, operation));
   }
@@ -451,20 +428,12 @@ export class ImageToolsService {
   }
 }
 
-function invalid(field: string, detail: string): ValidationError {
-  return new ValidationError(detail, [{ field, message: detail }]);
+/** The operation ends as ERROR with the reason its tool gave. */
+function failedWith(operation: ImageOperationEntity, reason: string): void {
+  operation.status = 'ERROR';
+  operation.errorMessage = `The ${operation.tool} tool failed: ${reason}`;
 }
 
-async function collect(body: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_SOURCE_IMAGE_BYTES) {
-      body.destroy();
-      throw invalid('reference_image', `The image is larger than ${MAX_SOURCE_IMAGE_BYTES} bytes`);
-    }
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+function invalid(field: string, detail: string): ValidationError {
+  return new ValidationError(detail, [{ field, message: detail }]);
 }

@@ -8,7 +8,7 @@ import {
   WS_CLOSE,
   WS_MAX_CONNECTIONS_PER_USER,
 } from '@hwp/contracts';
-import { AppError, type Logger, validateInput } from '@hwp/platform';
+import { AppError, errorBody, type Logger, UnauthorizedError, validateInput } from '@hwp/platform';
 import type { Request, RequestHandler, Response } from 'express';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import type { ResolvedTenant } from '../tenants/tenant-context';
@@ -28,7 +28,6 @@ interface Client {
   tenant: ResolvedTenant;
   channels: Set<string>;
   alive: boolean;
-  sent: number[];
 }
 
 export interface RealtimeGatewayOptions {
@@ -37,8 +36,8 @@ export interface RealtimeGatewayOptions {
   chat: ChatService;
   logger: Logger;
   pingIntervalMs: number;
-  /** Whether the user is still a member of the tenant (checked at every ping round). */
-  isMember(userId: string, tenantId: string): Promise<boolean>;
+  /** Of these user and tenant pairs, the keys `<user>|<tenant>` that are still memberships (checked at every ping round). */
+  memberships(pairs: { userId: string; tenantId: string }[]): Promise<Set<string>>;
 }
 
 /** Runs an express middleware outside express: resolves on `next()`, rejects on `next(error)`. */
@@ -62,21 +61,15 @@ function tokenOf(req: IncomingMessage, url: URL): string | undefined {
   return offered.find((p) => p.toLowerCase() !== 'bearer') ?? url.searchParams.get('token') ?? undefined;
 }
 
-/** Refuses an upgrade with an HTTP status and the error body (the handshake never completes). */
-function refuse(
-  socket: Duplex,
-  status: number,
-  code: string,
-  detail: string,
-  headers: Record<string, string> = {},
-) {
-  const body = JSON.stringify({ detail, code, path: '/ws', timestamp: new Date().toISOString() });
+/** Refuses an upgrade with the error's status and the error body (the handshake never completes). */
+function refuse(socket: Duplex, error: AppError) {
+  const body = JSON.stringify(errorBody(error, '/ws'));
   const lines = [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`,
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
-    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ...Object.entries(error.headers ?? {}).map(([name, value]) => `${name}: ${value}`),
   ];
   socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
 }
@@ -96,6 +89,8 @@ export class RealtimeGateway {
   });
   private readonly clients = new Set<Client>();
   private readonly perUser = new Map<string, number>();
+  /** When each user sent their chat messages of the last minute (on this process). */
+  private readonly chatSent = new Map<string, number[]>();
   private readonly pinger: NodeJS.Timeout;
 
   constructor(private readonly options: RealtimeGatewayOptions) {
@@ -115,9 +110,7 @@ export class RealtimeGateway {
     if (!token)
       return refuse(
         socket,
-        401,
-        'unauthorized',
-        'Send the access token as a Sec-WebSocket-Protocol value or ?token=',
+        new UnauthorizedError('Send the access token as a Sec-WebSocket-Protocol value or ?token='),
       );
     // Cookies are not taken: a cross-site page could otherwise open a socket with the visitor's session.
     delete req.headers.cookie;
@@ -134,14 +127,13 @@ export class RealtimeGateway {
     try {
       for (const handler of this.options.signIn) await run(handler, expressReq, res);
     } catch (error) {
-      if (error instanceof AppError)
-        return refuse(socket, error.status, error.code, error.detail, error.headers);
+      if (error instanceof AppError) return refuse(socket, error);
       this.options.logger.error({ err: error }, 'websocket sign-in failed');
-      return refuse(socket, 503, 'unavailable', 'Try again');
+      return refuse(socket, new AppError('unavailable', 503, 'Try again'));
     }
     const user = expressReq.user;
     const resolved = expressReq.tenant;
-    if (!user || !resolved) return refuse(socket, 401, 'unauthorized', 'Sign in');
+    if (!user || !resolved) return refuse(socket, new UnauthorizedError());
     this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(ws, user.id, user.sessionId, resolved));
   }
 
@@ -152,7 +144,7 @@ export class RealtimeGateway {
       return;
     }
     this.perUser.set(userId, open + 1);
-    const client: Client = { ws, userId, sessionId, tenant, channels: new Set(), alive: true, sent: [] };
+    const client: Client = { ws, userId, sessionId, tenant, channels: new Set(), alive: true };
     this.clients.add(client);
     ws.on('pong', () => {
       client.alive = true;
@@ -167,7 +159,10 @@ export class RealtimeGateway {
       this.clients.delete(client);
       const left = (this.perUser.get(userId) ?? 1) - 1;
       if (left > 0) this.perUser.set(userId, left);
-      else this.perUser.delete(userId);
+      else {
+        this.perUser.delete(userId);
+        this.chatSent.delete(userId);
+      }
     });
     ws.on('error', () => ws.terminate());
     this.send(client, { type: 'ready', tenantId: tenant.id, userId });
@@ -232,18 +227,16 @@ export class RealtimeGateway {
 
   private async chat(client: Client, room: string, text: string): Promise<void> {
     const now = Date.now();
-    client.sent = client.sent.filter((at) => at > now - 60_000);
-    const sentByUser = [...this.clients]
-      .filter((c) => c.userId === client.userId)
-      .reduce((n, c) => n + c.sent.length, 0);
-    if (sentByUser >= CHAT_PER_MINUTE) {
+    const sent = (this.chatSent.get(client.userId) ?? []).filter((at) => at > now - 60_000);
+    if (sent.length >= CHAT_PER_MINUTE) {
       return this.send(client, {
         type: 'error',
         code: 'rate_limited',
         detail: `At most ${CHAT_PER_MINUTE} chat messages a minute`,
       });
     }
-    client.sent.push(now);
+    sent.push(now);
+    this.chatSent.set(client.userId, sent);
     // Delivered to the room's subscribers (this socket too) by the broadcast consumer after commit.
     await this.options.chat.send(client.tenant.scope, client.userId, room, text);
   }
@@ -307,15 +300,14 @@ export class RealtimeGateway {
 
   /** A user who left a tenant (or was removed) loses its sockets there within one ping interval. */
   private async recheckMemberships(): Promise<void> {
+    const key = (c: Client) => `${c.userId}|${c.tenant.id}`;
     const pairs = new Map<string, { userId: string; tenantId: string }>();
-    for (const { userId, tenant } of this.clients)
-      pairs.set(`${userId}|${tenant.id}`, { userId, tenantId: tenant.id });
-    for (const [key, { userId, tenantId }] of pairs) {
-      if (await this.options.isMember(userId, tenantId)) continue;
-      for (const client of this.clients) {
-        if (`${client.userId}|${client.tenant.id}` === key)
-          client.ws.close(WS_CLOSE.notMember, 'No longer a member of the tenant');
-      }
+    for (const client of this.clients)
+      pairs.set(key(client), { userId: client.userId, tenantId: client.tenant.id });
+    if (pairs.size === 0) return;
+    const current = await this.options.memberships([...pairs.values()]);
+    for (const client of this.clients) {
+      if (!current.has(key(client))) client.ws.close(WS_CLOSE.notMember, 'No longer a member of the tenant');
     }
   }
 

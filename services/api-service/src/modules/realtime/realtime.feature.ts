@@ -39,52 +39,41 @@ export const realtimeFeature = defineFeature<
       chat,
       logger,
       pingIntervalMs: config.WS_PING_INTERVAL_MS,
-      isMember: async (userId, tenantId) =>
-        (await tenancy.tenants.roleOf(dataSource.manager, userId, tenantId)) !== null,
+      memberships: (pairs) => tenancy.tenants.memberships(dataSource.manager, pairs),
     });
     lifecycle.onShutdown('websockets', () => gateway.close());
     // Every replica hands what the broker brings to the sockets connected to it.
-    const consumers = async () => {
-      await bus.subscribe(
-        { consumer: 'realtime-files', patterns: [RoutingKeys.fileProcessed], broadcast: true, prefetch: 50 },
-        async (envelope) => {
-          if (envelope.tenantId)
-            gateway.fileEvent(envelope.tenantId, envelope.type, envelope.data as FileProcessedData);
-        },
-      );
-      await bus.subscribe(
+    const consumers = () =>
+      bus.subscribe(
         {
-          consumer: 'realtime-images',
-          patterns: [RoutingKeys.imageOperationUpdated],
+          consumer: 'realtime',
+          patterns: [
+            RoutingKeys.fileProcessed,
+            RoutingKeys.imageOperationUpdated,
+            RoutingKeys.chatMessage,
+            RoutingKeys.sessionRevoked,
+          ],
           broadcast: true,
           prefetch: 50,
         },
         async (envelope) => {
-          const data = envelope.data as Partial<ImageOperationUpdatedData> | null;
-          if (envelope.tenantId && data?.userId && data.operation)
-            gateway.imageOperation(envelope.tenantId, data.userId, data.operation);
+          const { tenantId, type } = envelope;
+          if (type === RoutingKeys.sessionRevoked) {
+            const data = envelope.data as Partial<SessionRevokedData> | null;
+            if (Array.isArray(data?.session_ids)) gateway.sessionsEnded(data.session_ids);
+          } else if (!tenantId) {
+            return;
+          } else if (type === RoutingKeys.fileProcessed) {
+            gateway.fileEvent(tenantId, type, envelope.data as FileProcessedData);
+          } else if (type === RoutingKeys.imageOperationUpdated) {
+            const data = envelope.data as Partial<ImageOperationUpdatedData> | null;
+            if (data?.userId && data.operation) gateway.imageOperation(tenantId, data.userId, data.operation);
+          } else if (type === RoutingKeys.chatMessage) {
+            const data = envelope.data as Partial<ChatMessageData> | null;
+            if (data?.message) gateway.chatMessage(tenantId, data.message);
+          }
         },
       );
-      await bus.subscribe(
-        { consumer: 'realtime-chat', patterns: [RoutingKeys.chatMessage], broadcast: true, prefetch: 50 },
-        async (envelope) => {
-          const data = envelope.data as Partial<ChatMessageData> | null;
-          if (envelope.tenantId && data?.message) gateway.chatMessage(envelope.tenantId, data.message);
-        },
-      );
-      await bus.subscribe(
-        {
-          consumer: 'realtime-sessions',
-          patterns: [RoutingKeys.sessionRevoked],
-          broadcast: true,
-          prefetch: 50,
-        },
-        async (envelope) => {
-          const data = envelope.data as Partial<SessionRevokedData> | null;
-          if (Array.isArray(data?.session_ids)) gateway.sessionsEnded(data.session_ids);
-        },
-      );
-    };
     return {
       routes: [
         (api, app) => {

@@ -246,6 +246,21 @@ describe('the WebSocket /ws', () => {
     own.close();
   });
 
+  test('chat: the 61st message of a user in a minute is refused, across their sockets', async () => {
+    const user = await signUp(stack.api.app);
+    const [one, two] = await Promise.all([connect(user), connect(user)]);
+    one.send({ type: 'subscribe', channel: 'chat:busy' });
+    await one.next((f) => f.type === 'chat.history');
+    for (let i = 0; i < 60; i++) (i % 2 ? one : two).send({ type: 'chat.send', room: 'busy', text: `m${i}` });
+    await one.next(() => one.frames.filter((f) => f.type === 'chat.message').length === 60);
+    two.send({ type: 'chat.send', room: 'busy', text: 'one too many' });
+    expect(await two.next((f) => f.type === 'error')).toMatchObject({ code: 'rate_limited' });
+    const stored = await as(stack.api.app, user).get('/chat/rooms/busy/messages').query({ pageSize: 100 });
+    expect(stored.body.total).toBe(60);
+    one.close();
+    two.close();
+  });
+
   test('logout closes the session’s sockets', async () => {
     const user = await signUp(stack.api.app);
     const socket = await connect(user);

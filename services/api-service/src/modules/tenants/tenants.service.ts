@@ -69,6 +69,22 @@ export class TenantsService {
   constructor(private readonly dataSource: DataSource) {}
 
   /** The caller's role in a tenant, or null when they are not a member. */
+  /**
+   * Of these user and tenant pairs, the keys `<user>|<tenant>` that are memberships, in one read
+   * (a system check across tenants: the WebSocket's periodic recheck of its sockets).
+   */
+  async memberships(
+    manager: EntityManager,
+    pairs: { userId: string; tenantId: string }[],
+  ): Promise<Set<string>> {
+    const rows: { user_id: string; tenant_id: string }[] = await manager.query(
+      `SELECT m.user_id, m.tenant_id FROM tenant_members m
+         JOIN unnest($1::uuid[], $2::uuid[]) AS p(user_id, tenant_id) USING (user_id, tenant_id)`,
+      [pairs.map((p) => p.userId), pairs.map((p) => p.tenantId)],
+    );
+    return new Set(rows.map((r) => `${r.user_id}|${r.tenant_id}`));
+  }
+
   async roleOf(manager: EntityManager, userId: string, tenantId: string): Promise<TenantRole | null> {
     const member = await new TenantScope(manager, tenantId).repo(TenantMemberEntity).findOne({ userId });
     return member?.role ?? null;

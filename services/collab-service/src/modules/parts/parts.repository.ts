@@ -1,6 +1,5 @@
 import { DEFAULT_PAGE_SIZE, type ListPartsQuery, type PartDomain, type PartSortKey } from '@hwp/contracts';
 import { entityRows, NotFoundError, newId } from '@hwp/platform';
-import type { DataSource } from 'typeorm';
 import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspaces/workspace-scope';
 import { PartEntity, PartHistoryEntity, PartVersionEntity } from './part.entity';
 
@@ -12,18 +11,6 @@ const SORT_COLUMNS: Record<PartSortKey, string> = {
   manufacturer_part_number: 'manufacturer_part_number',
   updated_at: 'updated_at',
 };
-
-const partMappers = new WeakMap<DataSource, (row: Record<string, unknown>) => PartEntity>();
-
-/** The row mapper of parts for a data source, built on first use. */
-function partRows(dataSource: DataSource): (row: Record<string, unknown>) => PartEntity {
-  let mapper = partMappers.get(dataSource);
-  if (!mapper) {
-    mapper = entityRows(dataSource, PartEntity);
-    partMappers.set(dataSource, mapper);
-  }
-  return mapper;
-}
 
 /** Matches counted exactly before the total becomes an estimate (`count=exact` counts all). */
 export const COUNT_BOUND = 1000;
@@ -47,7 +34,7 @@ export class PartsRepository {
 
   /** A `SELECT p.*` row of parts as the entity. */
   private get fromRow() {
-    return partRows(this.manager.connection);
+    return entityRows(this.manager.connection, PartEntity);
   }
 
   /** The part, in this workspace only (another workspace's part is 404). */

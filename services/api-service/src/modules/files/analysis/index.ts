@@ -28,7 +28,8 @@ export interface ContentAnalysis {
   previews?: { preview: Buffer; thumbnail: Buffer };
 }
 
-async function readAll(body: Readable): Promise<Buffer> {
+/** The whole body of a stream (callers bound its size beforehand). */
+export async function readAll(body: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
   return Buffer.concat(chunks);
