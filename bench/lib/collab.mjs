@@ -89,7 +89,7 @@ export async function startCollab(env) {
   const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...flags, join(root, 'services/collab-service/dist/main.js')], {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
   await waitHealthy(base, child);

@@ -7,14 +7,16 @@
 // to table columns) into another empty workspace, with the same indexes. Figures: wall-clock of
 // each import request, their ratio to the COPY, and the peak RSS of the collaboration process
 // (VmHWM, worker thread included) measured in a fresh process per import. JSON lines.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { benchSetup, call, pg, root, round2, rssOf, startCollab } from '../lib/collab.mjs';
 
-const { from: copyFrom } = createRequire(join(root, 'package.json'))('pg-copy-streams');
+const { from: copyFrom } = createRequire(join(root, 'packages/platform/package.json'))('pg-copy-streams');
+// Ids as the service makes them (UUIDv7: time-ordered, so index inserts land near each other).
+const { v7 } = createRequire(join(root, 'packages/platform/package.json'))('uuid');
 const rows = Number(process.env.BENCH_ROWS ?? 100_000);
 
 /** Peak resident set of a process so far, in bytes (Linux). */
@@ -89,14 +91,32 @@ function csvFile() {
   return Buffer.from(`${lines.join('\n')}\n`, 'utf8');
 }
 
-/** The same rows as COPY text for the parts table. */
-function copyText(workspaceId, userId) {
+/** The same rows as COPY text for the parts table (and, with `history`, their history rows). */
+function copyText(workspaceId, userId, history) {
   const lines = [];
   for (let i = 1; i <= rows; i++) {
     const p = part(i);
+    const id = v7();
+    history?.push(
+      [
+        v7(),
+        id,
+        userId,
+        'import.created',
+        JSON.stringify({
+          partNumber: p.part_number,
+          name: p.name,
+          domain: p.domain,
+          lifecycle: 'prototype',
+          import: { id: 'baseline', row: i + 1 },
+        }),
+      ]
+        .map(copyField)
+        .join('\t'),
+    );
     lines.push(
       [
-        randomUUID(),
+        id,
         workspaceId,
         p.part_number,
         p.name,
@@ -119,7 +139,7 @@ function copyText(workspaceId, userId) {
         .join('\t'),
     );
   }
-  return Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+  return lines;
 }
 
 async function importFile(base, authToken, workspace, file, dryRun) {
@@ -164,28 +184,41 @@ try {
     await collab.stop();
   }
 
-  // Baseline: COPY of the same rows into another empty workspace of the same database.
+  // Baselines: COPY of the same rows into another empty workspace of the same database; and COPY of
+  // everything the import writes (the parts and their history rows, in one transaction).
   const client = new pg.Client({ connectionString: setup.db.url });
   await client.connect();
-  const [{ id: workspaceId }] = (
-    await client.query(
-      `INSERT INTO workspaces (id, name, created_by, created_at) VALUES ($1, $2, $3, now()) RETURNING id`,
-      [randomUUID(), `copy-${randomBytes(4).toString('hex')}`, owner.id],
-    )
-  ).rows;
-  const text = copyText(workspaceId, owner.id);
+  const copyInto = async (statement, lines) => {
+    const text = Buffer.from(`${lines.join('\n')}\n`, 'utf8');
+    await pipeline(
+      async function* () {
+        yield text;
+      },
+      client.query(copyFrom(statement)),
+    );
+  };
+  const PARTS_COPY = `COPY parts (id, workspace_id, part_number, name, description, domain, uom, lifecycle, tags,
+    attributes, manufacturer_name, manufacturer_part_number, unit_cost, currency, rohs_compliant,
+    reach_compliant, conflict_minerals, created_by) FROM STDIN`;
+  const newWorkspace = async () =>
+    (
+      await client.query(
+        `INSERT INTO workspaces (id, name, created_by, created_at) VALUES ($1, $2, $3, now()) RETURNING id`,
+        [v7(), `copy-${randomBytes(4).toString('hex')}`, owner.id],
+      )
+    ).rows[0].id;
+  const partsOnly = copyText(await newWorkspace(), owner.id);
   const copyStarted = performance.now();
-  await pipeline(
-    async function* () {
-      yield text;
-    },
-    client.query(
-      copyFrom(`COPY parts (id, workspace_id, part_number, name, description, domain, uom, lifecycle, tags,
-        attributes, manufacturer_name, manufacturer_part_number, unit_cost, currency, rohs_compliant,
-        reach_compliant, conflict_minerals, created_by) FROM STDIN`),
-    ),
-  );
+  await copyInto(PARTS_COPY, partsOnly);
   const copyMs = performance.now() - copyStarted;
+  const historyLines = [];
+  const withHistory = copyText(await newWorkspace(), owner.id, historyLines);
+  const bothStarted = performance.now();
+  await client.query('BEGIN');
+  await copyInto(PARTS_COPY, withHistory);
+  await copyInto('COPY part_history (id, part_id, actor, action, changes) FROM STDIN', historyLines);
+  await client.query('COMMIT');
+  const copyBothMs = performance.now() - bothStarted;
   await client.end();
 
   const MB = 1024 * 1024;
@@ -197,14 +230,17 @@ try {
       dryRunMs: Math.round(measured.dryRun.ms),
       applyMs: Math.round(measured.apply.ms),
       copyMs: Math.round(copyMs),
+      copyWithHistoryMs: Math.round(copyBothMs),
       dryRunRatio: round2(measured.dryRun.ms / copyMs),
       applyRatio: round2(measured.apply.ms / copyMs),
       applyRatioTarget: 1.3,
+      applyRatioToCopyWithHistory: round2(measured.apply.ms / copyBothMs),
       idleRssMb: Math.round(measured.apply.idleRss / MB),
       dryRunPeakRssMb: Math.round(measured.dryRun.peakRss / MB),
       applyPeakRssMb: Math.round(measured.apply.peakRss / MB),
       peakRssTargetMb: 250,
-      baseline: 'COPY parts FROM STDIN of the same rows (same table, same indexes), same database, same run',
+      baseline:
+        'COPY parts FROM STDIN of the same rows (same table, same indexes, UUIDv7 ids as the service makes), same database, same run; copyWithHistory: COPY of those parts and their history rows in one transaction',
     }),
   );
 } finally {

@@ -5,6 +5,7 @@ export * from './blob';
 export * from './bus';
 export * from './config';
 export * from './context';
+export * from './db/copy';
 export * from './db/data-source';
 export * from './db/embedded-postgres';
 export * from './db/scoped-repository';

@@ -45,8 +45,12 @@ export function parseJsonObject(value: string): CellResult<Record<string, unknow
   return problem ? fail(problem) : { ok: true, value: parsed as Record<string, unknown> };
 }
 
+const NUL_IN_JSON = 'Attributes may not contain the NUL character (\\u0000), which the database cannot store';
+
 function unsafeStructure(value: unknown, depth: number): string | undefined {
+  if (typeof value === 'string') return value.includes('\0') ? NUL_IN_JSON : undefined;
   if (value === null || typeof value !== 'object') return undefined;
+  if (Object.keys(value).some((key) => key.includes('\0'))) return NUL_IN_JSON;
   if (depth > MAX_JSON_DEPTH) return `Attributes may nest at most ${MAX_JSON_DEPTH} levels deep`;
   if (!Array.isArray(value) && Object.hasOwn(value, '__proto__'))
     return 'Attributes may not use the key "__proto__"';

@@ -22,9 +22,25 @@ export interface WorkerInput {
   maxRows: number;
   /** Rows per `rows` message; each message is one progress report. */
   batchSize: number;
+  /** Row batches the worker may post that the consumer has not taken yet; then it waits. */
+  batchesAhead: number;
+  /** Flow control shared with the consumer: Int32 words at the `FLOW` indexes. */
+  flow: SharedArrayBuffer;
   /** The entries `inspectZip` accepted (XLSX only); the worker verifies their real sizes. */
   zipEntries?: ZipEntry[];
 }
+
+/** Int32 word indexes of `WorkerInput.flow`. */
+export const FLOW = {
+  /** Batches posted and not yet taken by the consumer (the worker adds, the consumer subtracts). */
+  ahead: 0,
+  /** Milliseconds the worker spent waiting for the consumer (they do not count against its time limit). */
+  waitedMs: 1,
+  /** 1 while the worker waits for the consumer. */
+  waitingNow: 2,
+  /** 1 once the consumer is gone: the worker stops waiting. */
+  stop: 3,
+} as const;
 
 /** `too_large` -> 413, `invalid` -> 400, `unsupported` -> 415. */
 export type RejectionReason = 'too_large' | 'invalid' | 'unsupported';

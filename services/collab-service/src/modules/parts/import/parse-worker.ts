@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import type { WorkerInput, WorkerMessage } from './parse-protocol';
+import { FLOW, type WorkerInput, type WorkerMessage } from './parse-protocol';
 import { Rejection, RowCollector } from './row-collector';
 import { readCsv, readXlsx } from './sheet-readers';
 import { verifyZipEntries, ZipRejection } from './zip-inspect';
@@ -38,7 +38,34 @@ function report(error: unknown): WorkerMessage {
   return { type: 'failed', detail: error instanceof Error ? error.message : String(error) };
 }
 
+/**
+ * Posts a batch of rows, then waits (blocking this thread, which has nothing else to do) while the
+ * consumer has `batchesAhead` batches it has not taken yet.
+ */
+function throttled(input: WorkerInput, post: (message: WorkerMessage) => void) {
+  const flow = new Int32Array(input.flow);
+  return (message: WorkerMessage) => {
+    post(message);
+    if (message.type !== 'rows') return;
+    Atomics.add(flow, FLOW.ahead, 1);
+    let ahead = Atomics.load(flow, FLOW.ahead);
+    if (ahead < input.batchesAhead) return;
+    const started = Date.now();
+    Atomics.store(flow, FLOW.waitingNow, 1);
+    while (ahead >= input.batchesAhead && Atomics.load(flow, FLOW.stop) === 0) {
+      Atomics.wait(flow, FLOW.ahead, ahead, 1_000);
+      ahead = Atomics.load(flow, FLOW.ahead);
+    }
+    Atomics.add(flow, FLOW.waitedMs, Date.now() - started);
+    Atomics.store(flow, FLOW.waitingNow, 0);
+  };
+}
+
 if (parentPort) {
   const port = parentPort;
-  void run((workerData as { input: WorkerInput }).input, (message) => port.postMessage(message));
+  const input = (workerData as { input: WorkerInput }).input;
+  void run(
+    input,
+    throttled(input, (message) => port.postMessage(message)),
+  );
 }

@@ -3,19 +3,14 @@ import { AppError, type Logger, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../../identity/collab-user.entity';
 import type { WorkspaceScope } from '../../workspaces/workspace-scope';
-import type { BomSettingsService, PartRules } from '../bom-settings.service';
+import type { BomSettingsService } from '../bom-settings.service';
 import { advanceCounters } from '../part-numbering';
 import { PartsRepository } from '../parts.repository';
 import type { PartEvents } from '../parts.service';
-import {
-  type HeaderMapping,
-  normaliseHeaders,
-  PART_IMPORT_ALIASES,
-  type PartImportField,
-} from './header-aliases';
-import { type ParsedSheet, parseSpreadsheet } from './parse-spreadsheet';
-import { IMPORT_BATCH_ROWS, insertParts, newPartsJson, storedParts, updateParts } from './part-import.store';
-import { type PlannedRow, planRow } from './part-import-plan';
+import { normaliseHeaders, PART_IMPORT_ALIASES, type PartImportField } from './header-aliases';
+import { openSpreadsheet, type SpreadsheetStream } from './parse-spreadsheet';
+import { insertParts, storedParts, updateParts } from './part-import.store';
+import { type PlanContext, type PlannedRow, planRow, type StoredPart } from './part-import-plan';
 import { columnName, type PartRow, PartRowReader } from './part-rows';
 
 export interface PartImportLimits {
@@ -36,10 +31,8 @@ export interface ImportUpload {
 
 /** Problems listed in a report; the counts are always complete. */
 const LISTED_PROBLEMS = 1_000;
-/** Rows between two `import.progress` events of a phase. */
+/** Rows between two `import.progress` events of the parse. */
 const PROGRESS_EVERY = 10_000;
-/** Rows handled between two yields to the event loop, so other requests are answered meanwhile. */
-const YIELD_EVERY = 2_000;
 
 /** Longest the row checks run before yielding, whatever the row count. */
 const YIELD_AFTER_MS = 20;
@@ -47,15 +40,6 @@ const YIELD_AFTER_MS = 20;
 const IMPORT_PATTERN_CHARS = 20_000_000;
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** What checking the rows against the workspace found. */
-interface Findings {
-  planned: PlannedRow[];
-  errors: ImportRowProblem[];
-  warnings: ImportRowProblem[];
-  /** Rows with at least one error. */
-  invalidRows: number;
-}
 
 /**
  * `POST /v1/parts/import`: parse (worker thread), check every row, then report (dry run) or write
@@ -127,16 +111,18 @@ export class PartImportService {
       importId,
       dryRun,
     });
+    let sheet: SpreadsheetStream | undefined;
     try {
-      const sheet = await parseSpreadsheet(upload, {
+      sheet = await openSpreadsheet(upload, {
         maxBytes: this.limits.maxBytes,
         maxRows: this.limits.maxRows,
         timeoutMs: this.limits.timeoutMs,
         progressEvery: PROGRESS_EVERY,
         onProgress: (rows) => progress.send('parsing', rows),
         signal,
+        handOver: true,
       });
-      upload.buffer = new Uint8Array(0); // parsed: up to 50 MB need not wait for the database
+      upload.buffer = new Uint8Array(0); // the worker has it now
       const mapping = normaliseHeaders(sheet.headers, PART_IMPORT_ALIASES);
       if (mapping.columns.partNumber === undefined) {
         throw new ValidationError(
@@ -145,35 +131,47 @@ export class PartImportService {
           [{ field: 'file', message: 'no part_number column' }],
         );
       }
-      const total = sheet.rowCount;
-      const { rows, problems } = await this.readRows(sheet, mapping, decimal, progress, signal);
       const column = (field: PartImportField) => mapping.columns[field] ?? columnName(field);
       const ignoredColumns = [...mapping.unknown, ...mapping.duplicates.flatMap((d) => d.headers.slice(1))];
-      const base = { importId, dryRun, format: sheet.format, rows: total, ignoredColumns };
+      const pass: Pass = {
+        access,
+        actor,
+        importId,
+        sheet,
+        reader: new PartRowReader(sheet, mapping, decimal),
+        column,
+        progress,
+        signal,
+        write: !dryRun,
+      };
+      const { format } = sheet;
+      const reportFor = (findings: Findings, rows: number) =>
+        reportOf({ importId, dryRun, format, rows, ignoredColumns }, findings);
 
       if (dryRun) {
         const manager = this.dataSource.manager;
-        const rules = await this.settings.rules(access.in(manager));
-        const findings = await this.check(manager, access, rules, rows, problems, column, signal);
-        const report = reportOf(base, findings);
+        const report = reportFor(await this.pass(manager, pass), sheet.rowCount);
         await progress.flush();
-        await this.events.emit(manager, access, 'import.progress', progress.data('done', total, report), {
-          actor,
-          to: actor,
-        });
+        await this.events.emit(
+          manager,
+          access,
+          'import.progress',
+          progress.data('done', report.rows, report),
+          {
+            actor,
+            to: actor,
+          },
+        );
         return report;
       }
 
-      progress.send('writing', 0, total);
-      // Committed before the import's transaction starts, so the importer sees `writing` before `done`.
-      await progress.flush();
+      const rows = () => sheet?.rowCount ?? 0;
       return await this.dataSource.transaction(async (manager) => {
-        const rules = await this.settings.rules(access.in(manager));
-        const findings = await this.check(manager, access, rules, rows, problems, column, signal);
-        rows.length = 0; // planned rows hold what is written; release the rest
-        const report = reportOf(base, findings);
+        const findings = await this.pass(manager, pass);
+        const report = reportFor(findings, rows());
         if (findings.invalidRows > 0) throw rejected(report);
-        await this.write(manager, access, actor, importId, rules, findings.planned, signal);
+        // Every progress event is out before the workspace's event counter is locked below.
+        await progress.flush();
         // Last: emitting locks the workspace's event counter until commit.
         if (report.created + report.updated > 0) {
           await this.events.emit(
@@ -184,10 +182,16 @@ export class PartImportService {
             { actor },
           );
         }
-        await this.events.emit(manager, access, 'import.progress', progress.data('done', total, report), {
-          actor,
-          to: actor,
-        });
+        await this.events.emit(
+          manager,
+          access,
+          'import.progress',
+          progress.data('done', report.rows, report),
+          {
+            actor,
+            to: actor,
+          },
+        );
         return report;
       });
     } catch (error) {
@@ -195,132 +199,151 @@ export class PartImportService {
       progress.send('failed', 0, undefined, error instanceof AppError ? error.detail : 'The import failed');
       await progress.flush();
       throw error;
+    } finally {
+      sheet?.close();
     }
   }
 
-  /** The checks without the database, row by row, yielding to the event loop now and then. */
-  private async readRows(
-    sheet: ParsedSheet,
-    mapping: HeaderMapping<PartImportField>,
-    decimal: 'dot' | 'comma',
-    progress: ImportProgress,
-    signal: AbortSignal | undefined,
-  ): Promise<{ rows: PartRow[]; problems: ImportRowProblem[] }> {
-    const reader = new PartRowReader(sheet, mapping, decimal);
-    const rows: PartRow[] = [];
-    const problems: ImportRowProblem[] = [];
+  /**
+   * Checks (and with `write`, writes) the sheet's rows batch by batch as the parser hands them on:
+   * one batch is checked against the stored parts and the rules, then written while the next batch
+   * is parsed and checked. After the first row error nothing more is written (the caller rolls the
+   * transaction back) but checking goes on, so the report counts every problem.
+   */
+  private async pass(manager: EntityManager, pass: Pass): Promise<Findings> {
+    const { access, actor, sheet, reader, progress, signal } = pass;
+    const rules = await this.settings.rules(access.in(manager));
+    const findings = new Findings();
+    const plan: PlanContext = {
+      rules,
+      role: access.role,
+      column: pass.column,
+      patternBudget: { left: IMPORT_PATTERN_CHARS },
+    };
+    const target = { workspaceId: access.id, actorId: actor.id, importId: pass.importId, at: new Date() };
+    const parts = new PartsRepository(access.in(manager));
+    let writing: Promise<void> = Promise.resolve();
+    for await (const batch of sheet) {
+      signal?.throwIfAborted();
+      const { rows, problems } = reader.read(batch);
+      // Read on a pooled connection while the transaction's connection writes the previous batch:
+      // only committed parts can be updated (this file's own rows never share a part number).
+      const stored = await storedParts(
+        this.dataSource.manager,
+        access.id,
+        rows.map((r) => r.key),
+      );
+      const planned = await this.check(rows, stored, plan, problems, findings, signal);
+      if (!pass.write || findings.invalidRows > 0) continue;
+      const creates = planned.filter((p) => p.kind === 'create');
+      const updates = planned.filter((p) => p.kind === 'update');
+      await writing;
+      signal?.throwIfAborted();
+      writing = (async () => {
+        await advanceCounters(parts, rules.numberingRules, creates);
+        if (creates.length > 0) await insertParts(manager, target, creates);
+        if (updates.length > 0) await updateParts(manager, target, updates);
+      })();
+      // Awaited by the next batch or below; until then a failure must not count as unhandled.
+      writing.catch(() => undefined);
+    }
+    await writing;
     const total = sheet.rowCount;
-    for (let i = 0; i < total; i++) {
-      const result = reader.take(i);
-      if ('row' in result) rows.push(result.row);
-      else problems.push(...result.problems);
-      if ((i + 1) % YIELD_EVERY === 0) {
-        await yieldToEventLoop();
-        signal?.throwIfAborted();
-      }
-      if ((i + 1) % PROGRESS_EVERY === 0) progress.send('checking', i + 1, total);
-    }
     progress.send('checking', total, total);
-    return { rows, problems };
+    if (pass.write) progress.send('writing', total, total);
+    return findings;
   }
 
-  /** The rows against the stored parts and the workspace's rules. */
+  /** One batch's rows against the stored parts and the workspace's rules, into `findings`. */
   private async check(
-    manager: EntityManager,
-    access: WorkspaceScope,
-    rules: PartRules,
     rows: PartRow[],
-    problems: ImportRowProblem[],
-    column: (field: PartImportField) => string,
+    stored: Map<string, StoredPart>,
+    context: PlanContext,
+    errors: ImportRowProblem[],
+    findings: Findings,
     signal: AbortSignal | undefined,
-  ): Promise<Findings> {
-    const stored = await storedParts(
-      manager,
-      access.id,
-      rows.map((r) => r.key),
-    );
-    const errors = [...problems];
+  ): Promise<PlannedRow[]> {
     const warnings: ImportRowProblem[] = [];
     const planned: PlannedRow[] = [];
-    const context = { rules, role: access.role, column, patternBudget: { left: IMPORT_PATTERN_CHARS } };
     let slice = performance.now();
-    for (let i = 0; i < rows.length; i++) {
-      const result = planRow(rows[i], stored.get(rows[i].key), context);
-      errors.push(...result.errors);
-      warnings.push(...result.warnings);
+    for (const row of rows) {
+      const result = planRow(row, stored.get(row.key), context);
+      for (const e of result.errors) errors.push(e);
+      for (const w of result.warnings) warnings.push(w);
       if (result.planned) planned.push(result.planned);
-      // Rows whose template checks are slow (long attributes) yield sooner than every YIELD_EVERY.
-      if ((i + 1) % YIELD_EVERY === 0 || performance.now() - slice > YIELD_AFTER_MS) {
+      // Rows whose template checks are slow (long attributes) yield now and then.
+      if (performance.now() - slice > YIELD_AFTER_MS) {
         await yieldToEventLoop();
         slice = performance.now();
         signal?.throwIfAborted();
       }
     }
-    errors.sort((a, b) => a.row - b.row);
-    warnings.sort((a, b) => a.row - b.row);
-    return { planned, errors, warnings, invalidRows: new Set(errors.map((e) => e.row)).size };
-  }
-
-  private async write(
-    manager: EntityManager,
-    access: WorkspaceScope,
-    actor: CollabUserEntity,
-    importId: string,
-    rules: PartRules,
-    planned: PlannedRow[],
-    signal: AbortSignal | undefined,
-  ): Promise<void> {
-    const context = { workspaceId: access.id, actorId: actor.id, importId, at: new Date() };
-    const creates = planned.filter((p) => p.kind === 'create');
-    const updates = planned.filter((p) => p.kind === 'update');
-    // From here on each row is held only until its batch is written.
-    planned.length = 0;
-    await advanceCounters(new PartsRepository(access.in(manager)), rules.numberingRules, creates);
-    await inBatches(creates, signal, newPartsJson, (json) => insertParts(manager, context, json));
-    await inBatches(
-      updates,
-      signal,
-      (batch) => batch,
-      (batch) => updateParts(manager, context, batch),
-    );
+    findings.add(planned, errors, warnings);
+    return planned;
   }
 }
 
-/**
- * Writes `list` in batches, emptying it as it goes: each batch is prepared (its statement's payload
- * built) while the previous one's statement runs, so the database and this process work at once.
- */
-async function inBatches<T, P>(
-  list: T[],
-  signal: AbortSignal | undefined,
-  prepare: (batch: T[]) => P,
-  write: (payload: P) => Promise<void>,
-): Promise<void> {
-  let running: Promise<void> | undefined;
-  while (list.length > 0) {
-    const payload = prepare(list.splice(0, IMPORT_BATCH_ROWS));
-    await running;
-    signal?.throwIfAborted();
-    running = write(payload);
+/** One import's pass over its rows. */
+interface Pass {
+  access: WorkspaceScope;
+  actor: CollabUserEntity;
+  importId: string;
+  sheet: SpreadsheetStream;
+  reader: PartRowReader;
+  column: (field: PartImportField) => string;
+  progress: ImportProgress;
+  signal: AbortSignal | undefined;
+  /** Apply: write the rows (in the caller's transaction). */
+  write: boolean;
+}
+
+/** What checking the rows found so far: counts complete, problems listed up to a bound, in row order. */
+class Findings {
+  readonly errors: ImportRowProblem[] = [];
+  readonly warnings: ImportRowProblem[] = [];
+  errorCount = 0;
+  warningCount = 0;
+  /** Rows with at least one error. */
+  invalidRows = 0;
+  created = 0;
+  updated = 0;
+  unchanged = 0;
+
+  /** One batch's results (batches come in file order and never share a row). */
+  add(planned: PlannedRow[], errors: ImportRowProblem[], warnings: ImportRowProblem[]): void {
+    for (const p of planned) {
+      if (p.kind === 'create') this.created++;
+      else if (p.kind === 'update') this.updated++;
+      else this.unchanged++;
+    }
+    this.errorCount += errors.length;
+    this.warningCount += warnings.length;
+    this.invalidRows += new Set(errors.map((e) => e.row)).size;
+    listInRowOrder(this.errors, errors);
+    listInRowOrder(this.warnings, warnings);
   }
-  await running;
+}
+
+function listInRowOrder(list: ImportRowProblem[], batch: ImportRowProblem[]): void {
+  if (list.length >= LISTED_PROBLEMS || batch.length === 0) return;
+  batch.sort((a, b) => a.row - b.row);
+  for (const problem of batch.slice(0, LISTED_PROBLEMS - list.length)) list.push(problem);
 }
 
 function reportOf(
   base: Pick<ImportReport, 'importId' | 'dryRun' | 'format' | 'rows' | 'ignoredColumns'>,
   findings: Findings,
 ): ImportReport {
-  const count = (kind: PlannedRow['kind']) => findings.planned.filter((p) => p.kind === kind).length;
   return {
     ...base,
     valid: base.rows - findings.invalidRows,
-    errors: findings.errors.slice(0, LISTED_PROBLEMS),
-    errorCount: findings.errors.length,
-    warnings: findings.warnings.slice(0, LISTED_PROBLEMS),
-    warningCount: findings.warnings.length,
-    created: count('create'),
-    updated: count('update'),
-    unchanged: count('unchanged'),
+    errors: findings.errors,
+    errorCount: findings.errorCount,
+    warnings: findings.warnings,
+    warningCount: findings.warningCount,
+    created: findings.created,
+    updated: findings.updated,
+    unchanged: findings.unchanged,
   };
 }
 

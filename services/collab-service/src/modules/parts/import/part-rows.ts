@@ -9,7 +9,7 @@ import {
 import { isCurrencyCode } from '../part-rules';
 import { parseBoolean, parseDecimal, parseJsonObject, splitTags } from './cell-values';
 import { type HeaderMapping, PART_IMPORT_ALIASES, type PartImportField } from './header-aliases';
-import type { ParsedSheet } from './parse-spreadsheet';
+import type { CellError, ParsedSheet, RowBatch } from './parse-spreadsheet';
 
 /**
  * The part fields one import row sets. A blank cell (or a missing column) leaves the field out:
@@ -57,7 +57,6 @@ const MAX_TAG_LENGTH = 64;
 const MAX_COST = 1e12;
 
 const DOMAINS = new Set<string>(PART_DOMAINS);
-const RELEASED: string[] = [];
 const LIFECYCLES = new Set<string>(PART_LIFECYCLES);
 
 /** The snake_case name of a field, for problems about a column the file does not have. */
@@ -72,37 +71,54 @@ export function columnName(field: PartImportField): string {
  */
 export class PartRowReader {
   private readonly firstRowOf = new Map<string, number>();
-  private readonly cellErrors = new Map<number, { column: string; message: string }[]>();
   /** Where each mapped field's values are in a row (the first header naming it). */
   private readonly index: Partial<Record<PartImportField, number>> = {};
+  private readonly decimal: 'dot' | 'comma';
 
   constructor(
-    private readonly sheet: ParsedSheet,
+    sheet: Pick<ParsedSheet, 'headers' | 'format'>,
     private readonly mapping: HeaderMapping<PartImportField>,
     /** The decimal separator of the file's numeric cells (CSV only; XLSX numbers are typed). */
-    private readonly decimal: 'dot' | 'comma' = 'dot',
+    decimal: 'dot' | 'comma' = 'dot',
   ) {
     for (const [field, header] of Object.entries(mapping.columns) as [PartImportField, string][]) {
       this.index[field] = sheet.headers.indexOf(header);
     }
-    for (const error of sheet.cellErrors) {
-      const list = this.cellErrors.get(error.row) ?? [];
-      list.push({ column: error.column, message: error.message });
-      this.cellErrors.set(error.row, list);
-    }
+    this.decimal = sheet.format === 'csv' ? decimal : 'dot';
   }
 
   /**
-   * Row `index` of the sheet: the values, or the problems that refuse it (never both). The sheet's
-   * row is released once read (a 100,000-row import should not hold every row twice).
+   * The rows of one batch of the sheet (they come in file order): those that passed, and the
+   * problems of those that did not, in row order.
    */
-  take(index: number): { row: PartRow } | { problems: ImportRowProblem[] } {
-    const cells = this.sheet.rows[index];
-    this.sheet.rows[index] = RELEASED;
-    const rowNumber = this.sheet.rowNumbers[index];
-    const problems: ImportRowProblem[] = (this.cellErrors.get(rowNumber) ?? []).map((e) => ({
+  read(batch: RowBatch): { rows: PartRow[]; problems: ImportRowProblem[] } {
+    const cellErrors = new Map<number, CellError[]>();
+    for (const error of batch.cellErrors) {
+      const list = cellErrors.get(error.row) ?? [];
+      list.push(error);
+      cellErrors.set(error.row, list);
+    }
+    const rows: PartRow[] = [];
+    const problems: ImportRowProblem[] = [];
+    for (let i = 0; i < batch.rows.length; i++) {
+      const rowNumber = batch.rowNumbers[i];
+      const result = this.take(batch.rows[i], rowNumber, cellErrors.get(rowNumber) ?? []);
+      if ('row' in result) rows.push(result.row);
+      else problems.push(...result.problems);
+    }
+    return { rows, problems };
+  }
+
+  /** One row: the values, or the problems that refuse it (never both). */
+  private take(
+    cells: string[],
+    rowNumber: number,
+    cellErrors: CellError[],
+  ): { row: PartRow } | { problems: ImportRowProblem[] } {
+    const problems: ImportRowProblem[] = cellErrors.map((e) => ({
       row: rowNumber,
-      ...e,
+      column: e.column,
+      message: e.message,
     }));
     const fail = (field: PartImportField, message: string) =>
       problems.push({ row: rowNumber, column: this.mapping.columns[field] ?? columnName(field), message });
@@ -110,6 +126,11 @@ export class PartRowReader {
       const at = this.index[field];
       const value = at === undefined ? '' : cells[at];
       if (value === undefined || value === '') return undefined;
+      // Postgres text cannot hold U+0000 (nor can jsonb, as an escape inside attributes).
+      if (value.includes('\0')) {
+        fail(field, 'The cell contains a NUL character (U+0000), which no text field can hold');
+        return undefined;
+      }
       const limit = MAX_LENGTH[field];
       if (limit !== undefined && value.length > limit) {
         fail(field, `At most ${limit} characters (this cell has ${value.length})`);
@@ -172,7 +193,7 @@ export class PartRowReader {
 
     const cost = text('unitCost');
     if (cost !== undefined) {
-      const parsed = parseDecimal(cost, this.sheet.format === 'csv' ? this.decimal : 'dot');
+      const parsed = parseDecimal(cost, this.decimal);
       if (!parsed.ok) fail('unitCost', parsed.message);
       else if (parsed.value !== undefined) {
         const [, decimals = ''] = parsed.value.split('.');
