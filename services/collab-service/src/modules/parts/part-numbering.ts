@@ -47,14 +47,13 @@ export async function partNumberFor(
 }
 
 /**
- * Moves each numbering counter past the highest sequence an import used under its rule, so the next
- * generated number is free at once instead of being found by probing one taken number at a time.
+ * The highest sequence number new parts use under their domain's numbering rule, per domain (to
+ * move the counters past with {@link advanceCounters}).
  */
-export async function advanceCounters(
-  parts: PartsRepository,
+export function highestSequences(
   rules: Partial<Record<PartDomain, NumberingRule>>,
   created: { partNumber: string; part: { domain: PartDomain } }[],
-): Promise<void> {
+): Map<PartDomain, number> {
   const highest = new Map<PartDomain, number>();
   for (const c of created) {
     const rule = rules[c.part.domain];
@@ -63,5 +62,16 @@ export async function advanceCounters(
     if (Number.isSafeInteger(sequence) && sequence > (highest.get(c.part.domain) ?? 0))
       highest.set(c.part.domain, sequence);
   }
+  return highest;
+}
+
+/**
+ * Moves each numbering counter past the highest sequence an import used under its rule, so the next
+ * generated number is free at once instead of being found by probing one taken number at a time.
+ */
+export async function advanceCounters(
+  parts: PartsRepository,
+  highest: Map<PartDomain, number>,
+): Promise<void> {
   for (const [domain, value] of highest) await parts.advanceCounter(domain, value);
 }

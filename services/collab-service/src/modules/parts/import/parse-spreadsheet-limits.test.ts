@@ -1,7 +1,7 @@
 import { fakeOnly } from '@hwp/platform/test-kit';
 import { csv, MB, records, refusal } from '../../../../test/support/parts-import-kit';
 import { workbook } from '../../../../test/support/spreadsheets';
-import { parseSpreadsheet } from './parse-spreadsheet';
+import { openSpreadsheet, parseSpreadsheet } from './parse-spreadsheet';
 
 describe('parseSpreadsheet: type, size and row limits', () => {
   const PNG = Buffer.from([
@@ -79,6 +79,38 @@ describe('parseSpreadsheet: type, size and row limits', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it('reads only a few batches ahead of a slow consumer, and its waiting does not count against the time limit', async () => {
+    const buffer = Buffer.from(`pn\n${Array.from({ length: 5_000 }, (_, i) => `P-${i}`).join('\n')}\n`);
+    const stream = await openSpreadsheet({ buffer, filename: 'parts.csv' }, { timeoutMs: 300 });
+    const internals = stream as unknown as { queue: unknown[] };
+    let rows = 0;
+    let mostQueued = 0;
+    const started = Date.now();
+    for await (const batch of stream) {
+      rows += batch.rows.length;
+      mostQueued = Math.max(mostQueued, internals.queue.length);
+      await new Promise((resolve) => setTimeout(resolve, 40)); // the consumer: 20 batches x 40 ms
+    }
+    expect(Date.now() - started).toBeGreaterThan(600); // twice the parse's time limit
+    expect([rows, stream.rowCount]).toEqual([5_000, 5_000]);
+    expect(mostQueued).toBeLessThanOrEqual(2);
+  });
+
+  it('stops the worker when the consumer leaves early', async () => {
+    const buffer = Buffer.from(`pn\n${Array.from({ length: 5_000 }, (_, i) => `P-${i}`).join('\n')}\n`);
+    const stream = await openSpreadsheet({ buffer, filename: 'parts.csv' });
+    const exited = new Promise((resolve) =>
+      (stream as unknown as { worker: { once(e: string, f: () => void): void } }).worker.once('exit', () =>
+        resolve(true),
+      ),
+    );
+    for await (const batch of stream) {
+      expect(batch.rows.length).toBeGreaterThan(0);
+      break;
+    }
+    expect(await exited).toBe(true);
   });
 
   it('answers 413, not 500, when the worker runs out of memory', async () => {

@@ -75,8 +75,11 @@ export interface ParseSpreadsheetOptions {
 }
 
 const MB = 1024 * 1024;
-/** Rows per message from the worker. */
-const MESSAGE_ROWS = 1_000;
+/**
+ * Rows per message from the worker. Small: rows waiting in the queue when the garbage collector
+ * runs outlive it and are moved to the old generation, which only a full collection frees.
+ */
+const MESSAGE_ROWS = 250;
 
 export const SPREADSHEET_DEFAULTS = {
   maxBytes: 50 * MB,
@@ -189,7 +192,7 @@ export async function openSpreadsheet(
 }
 
 /** Batches the worker may post before it waits for the consumer to take one. */
-const BATCHES_AHEAD = 4;
+const BATCHES_AHEAD = 2;
 /** The shared flow-control words (Int32 each), see parse-protocol.ts `FLOW`. */
 const FLOW_WORDS = 4;
 

@@ -1,6 +1,7 @@
 import type { ImportReport, PartDetail, PartList } from '@hwp/contracts';
 import type { Stack, Team } from '../../../../test/support/collab-test-kit';
 import { csvOf, usePartImportStack } from '../../../../test/support/parts-import-kit';
+import { workbook } from '../../../../test/support/spreadsheets';
 
 let stack: Stack;
 const { as, team, upload, partCount, openStream } = usePartImportStack((running) => {
@@ -129,6 +130,59 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
     expect(await partCount(t.id)).toBe(0);
   });
 
+  it('a bad row near the end of a large file rolls back the batches already written before it', async () => {
+    const rows = Array.from({ length: 6_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));
+    rows[5_400] = { ...rows[5_400], Currency: 'EURO' };
+    const res = await upload(t.engineer, t.workspace, csvOf(rows));
+    expect(res.status).toBe(400);
+    expect(res.body.report).toMatchObject({ rows: 6_000, valid: 5_999, errorCount: 1 });
+    expect(res.body.report.errors).toEqual([
+      { row: 5_402, column: 'Currency', message: 'EURO is not an ISO 4217 currency code' },
+    ]);
+    expect(await partCount(t.id)).toBe(0);
+    expect((await historyState(t.id)).history).toBe(0);
+  });
+
+  it('refuses NUL characters: a CSV holding one as binary, an XLSX cell or attribute JSON as row errors', async () => {
+    const binary = await upload(t.engineer, t.workspace, csvOf([{ pn: 'NUL-0', name: 'a\u0000b' }]));
+    expect([binary.status, binary.body.code]).toEqual([415, 'unsupported_media_type']);
+
+    // XLSX stores U+0000 as the escape _x0000_, which the reader turns back into the character.
+    const file = workbook(
+      {
+        A1: { t: 's', v: 'pn' },
+        B1: { t: 's', v: 'name' },
+        C1: { t: 's', v: 'attributes' },
+        A2: { t: 's', v: 'NUL-1' },
+        B2: { t: 's', v: 'a\u0000b' },
+        A3: { t: 's', v: 'NUL-2' },
+        B3: { t: 's', v: 'fine' },
+        C3: { t: 's', v: '{"note":"x\\u0000y"}' },
+        A4: { t: 's', v: 'NUL-3' },
+        B4: { t: 's', v: 'fine too' },
+      },
+      'A1:C4',
+    );
+    const res = await upload(t.engineer, t.workspace, file, {
+      filename: 'parts.xlsx',
+      contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.report.errors).toEqual([
+      {
+        row: 2,
+        column: 'name',
+        message: 'The cell contains a NUL character (U+0000), which no text field can hold',
+      },
+      {
+        row: 3,
+        column: 'attributes',
+        message: 'Attributes may not contain the NUL character (\\u0000), which the database cannot store',
+      },
+    ]);
+    expect(await partCount(t.id)).toBe(0);
+  });
+
   it('a clean file applies every row; importing it again changes nothing; a changed row updates its part', async () => {
     const { rows } = thousandRows(false);
     const first = await upload(t.engineer, t.workspace, csvOf(rows));
@@ -177,6 +231,22 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
         import: { row: 3 },
       },
     });
+  });
+
+  it('mixes new and changed parts across many batches: each counted, written and recorded once', async () => {
+    const w = await team();
+    const rows = Array.from({ length: 3_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));
+    const first = await upload(w.engineer, w.workspace, csvOf(rows.slice(0, 1_500)));
+    expect(first.body).toMatchObject({ created: 1_500 });
+    for (let i = 0; i < 1_500; i += 3) rows[i] = { ...rows[i], Name: `Renamed ${i}` };
+    const res = await upload(w.engineer, w.workspace, csvOf(rows));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ rows: 3_000, created: 1_500, updated: 500, unchanged: 1_000 });
+    expect(await partCount(w.id)).toBe(3_000);
+    // One history row per created part of both imports, one per update.
+    expect((await historyState(w.id)).history).toBe(3_000 + 500);
+    const renamed = await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, q: 'IMP-01498' });
+    expect(renamed.body.items[0].name).toBe('Renamed 1497');
   });
 
   it('matches part numbers case-insensitively, keeps blank cells, and lets a manager move the lifecycle', async () => {

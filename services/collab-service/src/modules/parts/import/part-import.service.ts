@@ -4,12 +4,12 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../../identity/collab-user.entity';
 import type { WorkspaceScope } from '../../workspaces/workspace-scope';
 import type { BomSettingsService } from '../bom-settings.service';
-import { advanceCounters } from '../part-numbering';
+import { advanceCounters, highestSequences } from '../part-numbering';
 import { PartsRepository } from '../parts.repository';
 import type { PartEvents } from '../parts.service';
 import { normaliseHeaders, PART_IMPORT_ALIASES, type PartImportField } from './header-aliases';
 import { openSpreadsheet, type SpreadsheetStream } from './parse-spreadsheet';
-import { insertParts, storedParts, updateParts } from './part-import.store';
+import { PartWriter, storedParts } from './part-import.store';
 import { type PlanContext, type PlannedRow, planRow, type StoredPart } from './part-import-plan';
 import { columnName, type PartRow, PartRowReader } from './part-rows';
 
@@ -222,32 +222,31 @@ export class PartImportService {
     };
     const target = { workspaceId: access.id, actorId: actor.id, importId: pass.importId, at: new Date() };
     const parts = new PartsRepository(access.in(manager));
-    let writing: Promise<void> = Promise.resolve();
-    for await (const batch of sheet) {
-      signal?.throwIfAborted();
-      const { rows, problems } = reader.read(batch);
-      // Read on a pooled connection while the transaction's connection writes the previous batch:
-      // only committed parts can be updated (this file's own rows never share a part number).
-      const stored = await storedParts(
-        this.dataSource.manager,
-        access.id,
-        rows.map((r) => r.key),
-      );
-      const planned = await this.check(rows, stored, plan, problems, findings, signal);
-      if (!pass.write || findings.invalidRows > 0) continue;
-      const creates = planned.filter((p) => p.kind === 'create');
-      const updates = planned.filter((p) => p.kind === 'update');
-      await writing;
-      signal?.throwIfAborted();
-      writing = (async () => {
-        await advanceCounters(parts, rules.numberingRules, creates);
-        if (creates.length > 0) await insertParts(manager, target, creates);
-        if (updates.length > 0) await updateParts(manager, target, updates);
-      })();
-      // Awaited by the next batch or below; until then a failure must not count as unhandled.
-      writing.catch(() => undefined);
+    const writer = pass.write
+      ? new PartWriter(manager, target, (highest) => advanceCounters(parts, highest))
+      : undefined;
+    try {
+      for await (const batch of sheet) {
+        signal?.throwIfAborted();
+        const { rows, problems } = reader.read(batch);
+        // Read on a pooled connection while the transaction's connection writes earlier batches:
+        // only committed parts can be updated (this file's own rows never share a part number).
+        const stored = await storedParts(
+          this.dataSource.manager,
+          access.id,
+          rows.map((r) => r.key),
+        );
+        const planned = await this.check(rows, stored, plan, problems, findings, signal);
+        if (!writer || findings.invalidRows > 0) continue;
+        const creates = planned.filter((p) => p.kind === 'create');
+        const updates = planned.filter((p) => p.kind === 'update');
+        await writer.add(creates, updates, highestSequences(rules.numberingRules, creates));
+      }
+      await writer?.finish();
+    } finally {
+      // No statement of this import may still run when its transaction ends.
+      await writer?.settled();
     }
-    await writing;
     const total = sheet.rowCount;
     progress.send('checking', total, total);
     if (pass.write) progress.send('writing', total, total);

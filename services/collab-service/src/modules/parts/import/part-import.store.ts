@@ -1,4 +1,5 @@
-import { ConflictError, copyLine, copyRows, newId } from '@hwp/platform';
+import type { PartDomain } from '@hwp/contracts';
+import { ConflictError, CopyText, copyRows, newId } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
 import type { PartFieldValues, PlannedRow, StoredPart } from './part-import-plan';
 
@@ -111,23 +112,60 @@ const PARTS_COPY = `COPY parts (id, workspace_id, part_number, name, description
   conflict_minerals, created_by, created_at, updated_at) FROM STDIN`;
 const HISTORY_COPY = 'COPY part_history (id, part_id, actor, at, action, changes) FROM STDIN';
 
+/** Batches that may wait to be written at once: one being written, one filling behind it. */
+const WRITE_SLOTS = 2;
+/** New parts per COPY pair: enough to amortise the statements, small enough to overlap the checks. */
+const WRITE_ROWS = 2_000;
+
+/** One batch's new parts and their history rows, as COPY text. */
+interface Slot {
+  parts: CopyText;
+  history: CopyText;
+}
+
 /**
- * Writes new parts, then their `import.created` history rows, with COPY on the import's transaction.
- * The COPY text is made as the connection takes it, so no line outlives its chunk.
+ * Writes an import's rows on its transaction's connection, batch after batch, while the caller
+ * checks the next rows: new parts and their `import.created` history rows go in with COPY from
+ * buffers that are reused (rows waiting for the database are two buffers, not objects the garbage
+ * collector would move to its old generation), changed parts with `updateParts`. `add` waits while
+ * WRITE_SLOTS batches are waiting. After a failed write nothing more is written and every later
+ * call throws its error.
  */
-export async function insertParts(
-  manager: EntityManager,
-  context: WriteContext,
-  batch: Create[],
-): Promise<void> {
-  const ids = batch.map(() => newId());
-  await copyRows(
-    manager,
-    PARTS_COPY,
-    lines(batch, (c, i) => {
+export class PartWriter {
+  private chain: Promise<void> = Promise.resolve();
+  private failure: { error: unknown } | undefined;
+  private readonly idle: Slot[] = [];
+  private made = 0;
+  private released: (() => void) | undefined;
+  /** `context.at` as COPY text, made once. */
+  private readonly at: string;
+  private filling: { slot: Slot; updates: Update[]; highest: Map<PartDomain, number> } | undefined;
+
+  constructor(
+    private readonly manager: EntityManager,
+    private readonly context: WriteContext,
+    /** Moves the numbering counters past a batch's highest new numbers (per domain). */
+    private readonly advanceCounters: (highest: Map<PartDomain, number>) => Promise<void>,
+  ) {
+    this.at = context.at.toISOString();
+  }
+
+  /**
+   * Adds checked rows: new parts (with the highest numbers they use per domain) go into the COPY
+   * text being filled, sent once it holds WRITE_ROWS parts; changed parts go with it.
+   */
+  async add(creates: Create[], updates: Update[], highest: Map<PartDomain, number>): Promise<void> {
+    if (!this.filling) this.filling = { slot: await this.reserve(), updates: [], highest: new Map() };
+    const { slot } = this.filling;
+    for (const u of updates) this.filling.updates.push(u);
+    for (const [domain, value] of highest)
+      if (value > (this.filling.highest.get(domain) ?? 0)) this.filling.highest.set(domain, value);
+    const { context, at } = this;
+    for (const c of creates) {
+      const id = newId();
       const p = c.part;
-      return [
-        ids[i],
+      slot.parts.add([
+        id,
         context.workspaceId,
         c.partNumber,
         p.name,
@@ -145,33 +183,79 @@ export async function insertParts(
         p.reachCompliant,
         p.conflictMinerals,
         context.actorId,
-        context.at,
-        context.at,
-      ];
-    }),
-  );
-  await copyRows(
-    manager,
-    HISTORY_COPY,
-    lines(batch, (c, i) => [
-      newId(),
-      ids[i],
-      context.actorId,
-      context.at,
-      'import.created',
-      {
-        partNumber: c.partNumber,
-        name: c.part.name,
-        domain: c.part.domain,
-        lifecycle: c.part.lifecycle,
-        import: { id: context.importId, row: c.row },
-      },
-    ]),
-  );
-}
+        at,
+        at,
+      ]);
+      slot.history.add([
+        newId(),
+        id,
+        context.actorId,
+        at,
+        'import.created',
+        {
+          partNumber: c.partNumber,
+          name: p.name,
+          domain: p.domain,
+          lifecycle: p.lifecycle,
+          import: { id: context.importId, row: c.row },
+        },
+      ]);
+    }
+    if (slot.parts.rows + this.filling.updates.length >= WRITE_ROWS) this.send();
+  }
 
-function* lines<T>(list: T[], values: (item: T, index: number) => unknown[]): Generator<string> {
-  for (let i = 0; i < list.length; i++) yield copyLine(values(list[i], i));
+  /** Sends the rows being filled to be written after those before them. */
+  private send(): void {
+    const filling = this.filling;
+    if (!filling) return;
+    this.filling = undefined;
+    const { slot, updates, highest } = filling;
+    this.chain = this.chain.then(async () => {
+      try {
+        if (this.failure) return;
+        if (highest.size > 0) await this.advanceCounters(highest);
+        if (slot.parts.rows > 0) {
+          await copyRows(this.manager, PARTS_COPY, slot.parts);
+          await copyRows(this.manager, HISTORY_COPY, slot.history);
+        }
+        if (updates.length > 0) await updateParts(this.manager, this.context, updates);
+      } catch (error) {
+        this.failure ??= { error };
+      } finally {
+        slot.parts.clear();
+        slot.history.clear();
+        this.idle.push(slot);
+        this.released?.();
+      }
+    });
+  }
+
+  /** Writes what is left and waits for every write; throws the first failure. */
+  async finish(): Promise<void> {
+    this.send();
+    await this.chain;
+    if (this.failure) throw this.failure.error;
+  }
+
+  /** Waits for every write already sent, failed or not (before the transaction ends). */
+  settled(): Promise<void> {
+    return this.chain;
+  }
+
+  private async reserve(): Promise<Slot> {
+    for (;;) {
+      if (this.failure) throw this.failure.error;
+      const slot = this.idle.pop();
+      if (slot) return slot;
+      if (this.made < WRITE_SLOTS) {
+        this.made++;
+        return { parts: new CopyText(), history: new CopyText() };
+      }
+      await new Promise<void>((resolve) => {
+        this.released = resolve;
+      });
+    }
+  }
 }
 
 /**
