@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import {
   BlobNotFoundError,
@@ -300,6 +301,46 @@ describe.each(drivers)('BlobStore conformance: $name driver', ({ name, start }) 
       const key = 'odd keys/ünïcødé file (1).tar.gz/.hidden';
       await store.put(key, Buffer.from('odd'));
       expect(await readAll((await store.get(key)).body)).toEqual(Buffer.from('odd'));
+    });
+  });
+
+  describe('reads of immutable keys', () => {
+    const openDescriptors = () => (name === 'fs' ? readdirSync('/proc/self/fd').length : 0);
+
+    it('give the same bytes as plain reads, also many ranges at once and after an abandoned read', async () => {
+      const key = 'kept/model.bin';
+      const content = randomBytes(256 * 1024);
+      await store.put(key, content);
+      const before = openDescriptors();
+      const ranges = Array.from({ length: 40 }, (_, i) => ({ start: i * 6_000, end: i * 6_000 + 9_999 }));
+      const parts = await Promise.all(
+        ranges.map(async (range) => readAll((await store.read(key, range, { immutable: true })).body)),
+      );
+      for (const [i, part] of parts.entries())
+        expect(part).toEqual(content.subarray(ranges[i].start, ranges[i].end + 1));
+      // A reader that gives up half-way must not take the kept descriptor with it.
+      const abandoned = await store.read(key, { start: 0 }, { immutable: true });
+      abandoned.body.destroy();
+      expect(await readAll((await store.read(key, undefined, { immutable: true })).body)).toEqual(content);
+      const whole = await store.read(key, undefined, { immutable: true });
+      expect([whole.size, whole.totalSize]).toEqual([content.length, content.length]);
+      await readAll(whole.body);
+      // The local store keeps one descriptor for the key, not one per read.
+      expect(openDescriptors() - before).toBeLessThanOrEqual(1);
+      await expect(store.read(key, { start: content.length }, { immutable: true })).rejects.toBeInstanceOf(
+        RangeNotSatisfiableError,
+      );
+    });
+
+    it('see a key replaced or deleted through the store', async () => {
+      const key = 'kept/replaced.bin';
+      await store.put(key, Buffer.from('first'));
+      const read = async () => readAll((await store.read(key, undefined, { immutable: true })).body);
+      expect((await read()).toString()).toBe('first');
+      await store.put(key, Buffer.from('second, longer'));
+      expect((await read()).toString()).toBe('second, longer');
+      await store.delete(key);
+      await expect(read()).rejects.toBeInstanceOf(BlobNotFoundError);
     });
   });
 });

@@ -60,6 +60,15 @@ export interface CompletedPart {
   etag: string;
 }
 
+export interface ReadOptions {
+  /**
+   * The caller never replaces this key's bytes (a versioned key): the local store may keep the file
+   * open for the next read (see OpenFiles). Replacing or deleting it through the same store is still
+   * safe; another process writing the same folder is not.
+   */
+  immutable?: boolean;
+}
+
 /**
  * One interface for object storage, with an S3 driver and a local-folder driver.
  * Keys are `/`-separated relative paths without `..` segments.
@@ -75,7 +84,7 @@ export interface BlobStore {
    * whose row has them): as `get`, but the stored content type is not read (`contentType` is the
    * default). Same errors.
    */
-  read(key: string, range?: ByteRange): Promise<GetResult>;
+  read(key: string, range?: ByteRange, options?: ReadOptions): Promise<GetResult>;
   /** null when missing. */
   head(key: string): Promise<BlobHead | null>;
   /** Deleting a missing key is not an error. */

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { close, createReadStream, open as fsOpen, fstatSync, type Stats } from 'node:fs';
+import { close, createReadStream, open as fsOpen, fstatSync, read, type Stats } from 'node:fs';
 import { mkdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import { finished, Readable } from 'node:stream';
 import {
   type BlobHead,
   BlobNotFoundError,
@@ -16,6 +16,7 @@ import {
   type PutOptions,
   type PutResult,
   RangeNotSatisfiableError,
+  type ReadOptions,
 } from './blob-store';
 import {
   assertValidBlobKey,
@@ -41,6 +42,7 @@ import {
   type SignedFields,
   verifyFsPresignedUrl,
 } from './fs-presigned-url';
+import { OpenFiles } from './open-files';
 
 export {
   createFsPresignedHandler,
@@ -72,6 +74,9 @@ function streamOf(fd: number, start?: number, end?: number): Readable {
   return createReadStream('', { fd, start, end, autoClose: true });
 }
 
+/** The file system calls of a stream over a kept descriptor: reads, and a close that keeps it open. */
+const KEPT_FD = { read, close: (_fd: number, done: (error: null) => void) => done(null) };
+
 /** Blob store over a local folder, for development, tests and single-node installs. */
 export class FsBlobStore implements BlobStore {
   readonly driver = 'fs' as const;
@@ -85,6 +90,8 @@ export class FsBlobStore implements BlobStore {
   private readonly multipart: FsMultipartStaging;
   private readonly publicBaseUrl?: string;
   private readonly signingKey: string;
+  /** Descriptors of immutable objects kept open between reads. */
+  private readonly openFiles = new OpenFiles();
 
   constructor(options: FsBlobStoreOptions) {
     if (!options.signingKey) throw new Error('FsBlobStore needs a signingKey');
@@ -100,6 +107,7 @@ export class FsBlobStore implements BlobStore {
     assertValidBlobKey(key);
     const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
     const written = await writeAtomically(this.objectPath(key), source, true);
+    this.openFiles.drop(key);
     await this.writeSidecar(key, written, options.contentType ?? DEFAULT_CONTENT_TYPE, options.metadata);
     return { key, size: written.size, sha256: written.sha256 };
   }
@@ -108,8 +116,33 @@ export class FsBlobStore implements BlobStore {
     return this.open(key, range, true);
   }
 
-  read(key: string, range?: ByteRange): Promise<GetResult> {
-    return this.open(key, range, false);
+  read(key: string, range?: ByteRange, options: ReadOptions = {}): Promise<GetResult> {
+    return options.immutable ? this.readKept(key, range) : this.open(key, range, false);
+  }
+
+  /** `read` through a descriptor kept open between reads (an immutable key). */
+  private async readKept(key: string, range: ByteRange | undefined): Promise<GetResult> {
+    assertValidBlobKey(key);
+    if (range) assertValidRange(range);
+    const file = await this.openFiles.acquire(key, () => this.openObject(key));
+    const { size } = file.stats;
+    const start = range?.start ?? 0;
+    if (range && start >= size) {
+      file.release();
+      throw new RangeNotSatisfiableError(key, size);
+    }
+    const end = Math.min(range?.end ?? size - 1, size - 1);
+    // The descriptor belongs to OpenFiles: the stream must not close it, not even when destroyed.
+    const body = createReadStream('', { fd: file.fd, start, end, autoClose: false, fs: KEPT_FD });
+    finished(body, () => file.release());
+    const result: GetResult = {
+      body,
+      size: end - start + 1,
+      totalSize: size,
+      contentType: DEFAULT_CONTENT_TYPE,
+    };
+    if (range) result.range = { start, end };
+    return result;
   }
 
   private async open(key: string, range: ByteRange | undefined, withType: boolean): Promise<GetResult> {
@@ -166,6 +199,7 @@ export class FsBlobStore implements BlobStore {
     const objectPath = this.objectPath(key);
     const sidecarPath = this.sidecarPath(key);
     await unlinkIfPresent(objectPath);
+    this.openFiles.drop(key);
     await unlinkIfPresent(sidecarPath);
     // Empty folders left behind would stop a later put of a key equal to the folder's path.
     await pruneEmptyParents(objectPath, this.objectsDir);
@@ -185,6 +219,7 @@ export class FsBlobStore implements BlobStore {
     }
     // Streaming (rather than copyFile) rehashes the bytes, so the new sidecar is right even without a source one.
     const written = await writeAtomically(this.objectPath(toKey), streamOf(fd), true);
+    this.openFiles.drop(toKey);
     await this.writeSidecar(toKey, written, sidecar?.contentType ?? DEFAULT_CONTENT_TYPE, sidecar?.metadata);
   }
 
@@ -234,6 +269,7 @@ export class FsBlobStore implements BlobStore {
       Readable.from(this.multipart.readParts(upload.uploadId, sorted)),
       true,
     );
+    this.openFiles.drop(upload.key);
     await this.writeSidecar(upload.key, written, manifest.contentType, manifest.metadata);
     await this.multipart.remove(upload.uploadId);
     return { key: upload.key, size: written.size, sha256: written.sha256 };

@@ -16,6 +16,7 @@ export {
   type PutOptions,
   type PutResult,
   RangeNotSatisfiableError,
+  type ReadOptions,
 } from './blob-store';
 export { assertValidBlobKey } from './blob-validation';
 export {

@@ -101,7 +101,7 @@ export class S3BlobStore implements BlobStore {
     return putObject(this.s3, key, body, options);
   }
 
-  /** S3 answers the type with the bytes: the same request as `get`. */
+  /** S3 answers the type with the bytes: the same request as `get` (`immutable` changes nothing). */
   read(key: string, range?: ByteRange): Promise<GetResult> {
     return this.get(key, range);
   }

@@ -85,6 +85,8 @@ export function createEventsModule(deps: PlatformDeps<CollabConfig>): EventsModu
             log.warn({ eventId: envelope.id }, 'collab.event.v1 without workspaceId and event; ignored');
             return;
           }
+          // Also this replica's own events: their change was already told at commit; twice is harmless.
+          events.changed(envelope.data.workspaceId);
           await hub.receive(envelope.data);
         },
       );

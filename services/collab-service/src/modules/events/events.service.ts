@@ -37,8 +37,9 @@ export interface EmitOptions {
  */
 export class CollabEvents {
   private readonly log = new EventLogRepository();
-  /** Transactions that emitted and are still open: the relay is nudged when they commit. */
-  private readonly emitted = new WeakSet<QueryRunner>();
+  /** Transactions that emitted and are still open, with their workspaces: told when they commit. */
+  private readonly emitted = new WeakMap<QueryRunner, Set<string>>();
+  private readonly changeListeners: ((workspaceId: string) => void)[] = [];
 
   constructor(
     private readonly dataSource: DataSource,
@@ -48,7 +49,12 @@ export class CollabEvents {
     // whichever transaction helper the caller used (dataSource.transaction or bus.transaction).
     const watcher: EntitySubscriberInterface = {
       afterTransactionCommit: ({ queryRunner }) => {
-        if (!queryRunner.isTransactionActive && this.emitted.delete(queryRunner)) this.bus.relay.nudge();
+        if (queryRunner.isTransactionActive) return;
+        const workspaces = this.emitted.get(queryRunner);
+        if (!workspaces) return;
+        this.emitted.delete(queryRunner);
+        this.bus.relay.nudge();
+        for (const workspaceId of workspaces) this.changed(workspaceId);
       },
       afterTransactionRollback: ({ queryRunner }) => {
         if (!queryRunner.isTransactionActive) this.emitted.delete(queryRunner);
@@ -72,9 +78,26 @@ export class CollabEvents {
     event.id = await this.log.append(manager, logged, envelope);
     const runner = manager.queryRunner;
     // Outside a transaction the one statement has committed already.
-    if (runner?.isTransactionActive) this.emitted.add(runner);
-    else this.published();
+    if (runner?.isTransactionActive) {
+      const workspaces = this.emitted.get(runner) ?? new Set<string>();
+      workspaces.add(workspace.id);
+      this.emitted.set(runner, workspaces);
+    } else this.published(workspace.id);
     return event;
+  }
+
+  /**
+   * Calls `listener` with a workspace's id whenever something in it changed: on this process once
+   * the change has committed (before its caller answers), and for changes made by other replicas
+   * when their event arrives from the bus (see `changed`).
+   */
+  onChange(listener: (workspaceId: string) => void): void {
+    this.changeListeners.push(listener);
+  }
+
+  /** The workspace changed (committed here, or an event of it came from the bus). */
+  changed(workspaceId: string): void {
+    for (const listener of this.changeListeners) listener(workspaceId);
   }
 
   /**
@@ -93,9 +116,10 @@ export class CollabEvents {
     return this.log.appendCtes(statement.source, statement.dataSql, statement.first, logged, envelope);
   }
 
-  /** A statement with `within` events committed: the relay publishes them now rather than at its next poll. */
-  published(): void {
+  /** A statement with `within` events of the workspace committed: the relay publishes them now rather than at its next poll. */
+  published(workspaceId: string): void {
     this.bus.relay.nudge();
+    this.changed(workspaceId);
   }
 
   /** The event (id 0 until the append numbers it), its log row and its outbox envelope. */

@@ -64,7 +64,7 @@ export class FileLocksService {
     if (!('won' in attempt)) {
       throw lockedBy(canonical, attempt.held ?? (await this.repo(access).validLock(canonical)));
     }
-    this.events.published();
+    this.events.published(access.id);
     return presentLock(attempt.won);
   }
 

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { SIGNED_URL_MAX_TTL_MS, type SignedUrl } from '@hwp/contracts';
 import {
   AppError,
@@ -141,7 +141,7 @@ export async function serveFile(
   req: Request,
   res: Response,
 ): Promise<void> {
-  const head = await files.repo(access).liveHead(target.username, target.filename);
+  const head = await files.servedHead(access, target.username, target.filename);
   if (!head) throw new NotFoundError(`No file ${pathOf(target)}`);
   await serveBlob(
     files.blobs,
@@ -204,11 +204,25 @@ export async function serveBlob(
     res.end();
     return;
   }
-  // The type and size come from the row: the bytes alone are read.
-  const got = await blobs.read(blob.key, wanted ?? undefined);
-  try {
-    await pipeline(got.body, res);
-  } catch {
-    res.destroy();
-  }
+  // The type and size come from the row: the bytes alone are read. Served keys are versioned (a
+  // file version, a translation's model): their bytes never change, so the store may keep them open.
+  const got = await blobs.read(blob.key, wanted ?? undefined, { immutable: true });
+  await sendBody(got.body, res);
+}
+
+/**
+ * Pipes `body` into the response until either ends: a failing read cuts the response off (the
+ * client sees a short body, not a second status), a client gone stops the read. Not
+ * `stream.pipeline`: it makes an AbortSignal and a DOMException for every read served.
+ */
+function sendBody(body: Readable, res: Response): Promise<void> {
+  return new Promise<void>((resolve) => {
+    body.once('error', () => res.destroy());
+    // A response emits `close` once it is sent whole or its connection is gone.
+    res.once('close', () => {
+      body.destroy();
+      resolve();
+    });
+    body.pipe(res);
+  });
 }

@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
-import { binary } from '@hwp/platform/test-kit';
+import { binary, expectEventually } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { type Stack, startStack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
+import {
+  collabAs,
+  type Stack,
+  startStack,
+  type Team,
+  teamWorkspace,
+} from '../../../test/support/collab-test-kit';
 import { filesKit } from '../../../test/support/shared-files-kit';
 
 let stack: Stack;
@@ -106,5 +112,51 @@ describe('serving with Range', () => {
         .update(res.body as Buffer)
         .digest('hex')}"`,
     ).toBe(etag);
+  });
+});
+
+describe('serving follows every change', () => {
+  test('a new version, a delete and a restore show in the very next read, on this process and on a replica', async () => {
+    const t = await teamWorkspace(stack, 'serve-fresh');
+    const kit = filesKit(stack, t);
+    const me = await kit.username(t.engineer);
+    const first = await kit.upload(t.engineer, me, 'part.step', 'version one').expect(201);
+    const path = `/v1/serve/${t.workspace}/${me}/part.step`;
+    // A replica on the same database, bus and blob folder; its reads keep the head they found.
+    const replica = await stack.startCollabReplica({ DATA_DIR: stack.collab.deps.config.DATA_DIR });
+    const readHere = () => kit.as(t.viewer).get(path).buffer(true).parse(binary);
+    const readThere = () => collabAs(replica.app, t.viewer).get(path).buffer(true).parse(binary);
+    for (const read of [readHere, readThere]) {
+      const res = await read().expect(200);
+      expect(res.body.toString()).toBe('version one');
+      expect((await read().expect(206).set('Range', 'bytes=0-6')).body.toString()).toBe('version');
+    }
+
+    await kit
+      .upload(t.engineer, me, 'part.step', 'version two', { baseVersion: first.body.etag })
+      .expect(201);
+    expect((await readHere().expect(200)).body.toString()).toBe('version two');
+    // Sooner than the 5 s a kept head lives at most: the change's event made the replica forget it.
+    await expectEventually(
+      async () => expect((await readThere().expect(200)).body.toString()).toBe('version two'),
+      { timeoutMs: 3_000 },
+    );
+
+    const q = { workspace: t.workspace, username: me, filename: 'part.step' };
+    const gone = await kit.as(t.engineer).delete('/v1/file').query(q).expect(200);
+    await kit.as(t.viewer).get(path).expect(404);
+    await expectEventually(() => collabAs(replica.app, t.viewer).get(path).expect(404), { timeoutMs: 3_000 });
+
+    await kit
+      .as(t.engineer)
+      .post('/v1/trash/restore')
+      .send({ workspace: t.workspace, username: me, key: gone.body.key })
+      .expect(200);
+    expect((await readHere().expect(200)).body.toString()).toBe('version two');
+    // Sooner than the 5 s a kept head lives at most: the change's event made the replica forget it.
+    await expectEventually(
+      async () => expect((await readThere().expect(200)).body.toString()).toBe('version two'),
+      { timeoutMs: 3_000 },
+    );
   });
 });

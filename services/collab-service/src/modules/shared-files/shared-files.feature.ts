@@ -82,6 +82,7 @@ export const sharedFilesFeature = defineFeature<
     const files = new SharedFilesService(dataSource, blobs, events.events, {
       trashRetentionDays: config.TRASH_RETENTION_DAYS,
     });
+    events.events.onChange((workspaceId) => files.changed(workspaceId));
     const comments = new FileComments(dataSource, events.events, bus);
     const locks = new FileLocksService(dataSource, events.events, comments);
     const branches = new FileBranchesService(dataSource, files, events.events, config.BRANCH_SUFFIX_WRITES);

@@ -33,6 +33,7 @@ import {
   presentLock,
 } from './file-guards';
 import { checkFilename, conflictName, type FilePath, parsePath, pathOf, versionKey } from './file-paths';
+import { LiveHeads } from './live-heads';
 import { type FileRow, SharedFilesRepository, type VersionRow } from './shared-files.repository';
 
 /** Timeline entries of a path (its `workspace/username/filename` form) kept by another feature. */
@@ -63,12 +64,27 @@ function contentTypeOf(clientType: string): string {
  * with the same `baseVersion` can never both win; the loser is kept whole as a `_conflict_` copy.
  */
 export class SharedFilesService {
+  /** Live heads of served files, kept between changes of their workspace (see LiveHeads). */
+  private readonly heads = new LiveHeads<VersionRow>();
+
   constructor(
     private readonly dataSource: DataSource,
     readonly blobs: BlobStore,
     private readonly events: FileEvents,
     private readonly options: SharedFilesOptions,
   ) {}
+
+  /** Something in the workspace changed (committed here or on another replica): its served heads are read again. */
+  changed(workspaceId: string): void {
+    this.heads.changed(workspaceId);
+  }
+
+  /** The live head a read of `/v1/serve/...` answers from; null when there is no such live file. */
+  servedHead(access: WorkspaceScope, username: string, filename: string): Promise<VersionRow | null> {
+    return this.heads.get(access.id, `${username}/${filename}`, () =>
+      this.repo(access).liveHead(username, filename),
+    );
+  }
 
   get trashRetentionDays(): number {
     return this.options.trashRetentionDays;

@@ -131,7 +131,7 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
   });
 
   it('a bad row near the end of a large file rolls back the batches already written before it', async () => {
-    const rows = Array.from({ length: 6_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));
+    const rows: Row[] = Array.from({ length: 6_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));
     rows[5_400] = { ...rows[5_400], Currency: 'EURO' };
     const res = await upload(t.engineer, t.workspace, csvOf(rows));
     expect(res.status).toBe(400);
@@ -235,7 +235,7 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
 
   it('mixes new and changed parts across many batches: each counted, written and recorded once', async () => {
     const w = await team();
-    const rows = Array.from({ length: 3_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));
+    const rows: Row[] = Array.from({ length: 3_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));
     const first = await upload(w.engineer, w.workspace, csvOf(rows.slice(0, 1_500)));
     expect(first.body).toMatchObject({ created: 1_500 });
     for (let i = 0; i < 1_500; i += 3) rows[i] = { ...rows[i], Name: `Renamed ${i}` };
