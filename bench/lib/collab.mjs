@@ -130,7 +130,7 @@ export async function benchSetup(name) {
   const db = await throwawayDatabase(`bench_${name.replaceAll('-', '_')}`);
   const env = {
     NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
     DATABASE_URL: db.url,
     DATA_DIR: dataDir,
     AMQP_URL: amqpUrl,

@@ -119,7 +119,10 @@ export interface ImportProgressData {
   /** What is imported: `parts` (BOM imports use the same event). */
   kind: 'parts';
   dryRun: boolean;
-  /** parsing -> checking -> writing (apply only) -> done, or failed at any point. */
+  /**
+   * parsing -> checking -> writing (apply only) -> done, or failed at any point. The stages run at
+   * once on batches of the file: the phase is the earliest one still running.
+   */
   phase: 'parsing' | 'checking' | 'writing' | 'done' | 'failed';
   /** Rows handled so far in this phase. */
   processed: number;

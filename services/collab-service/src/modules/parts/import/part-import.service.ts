@@ -42,10 +42,11 @@ const IMPORT_PATTERN_CHARS = 20_000_000;
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * `POST /v1/parts/import`: parse (worker thread), check every row, then report (dry run) or write
- * every row in one transaction (apply; any row error writes nothing). Existing part numbers update
- * their part; rows that change nothing are not written, so importing a file twice changes nothing
- * the second time. Progress goes to the importing user as `import.progress` events.
+ * `POST /v1/parts/import`: the file is parsed (worker thread), checked and, for an apply, written in
+ * one transaction, all three at once batch by batch (see `pass`); a dry run only reports. Any row
+ * error writes nothing. Existing part numbers update their part; rows that change nothing are not
+ * written, so importing a file twice changes nothing the second time. Progress goes to the
+ * importing user as `import.progress` events.
  */
 export class PartImportService {
   private running = 0;
