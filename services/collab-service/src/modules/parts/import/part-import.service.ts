@@ -153,23 +153,14 @@ export class PartImportService {
         const manager = this.dataSource.manager;
         const report = reportFor(await this.pass(manager, pass), sheet.rowCount);
         await progress.flush();
-        await this.events.emit(
-          manager,
-          access,
-          'import.progress',
-          progress.data('done', report.rows, report),
-          {
-            actor,
-            to: actor,
-          },
-        );
+        await progress.done(manager, report);
         return report;
       }
 
-      const rows = () => sheet?.rowCount ?? 0;
+      const opened = sheet;
       return await this.dataSource.transaction(async (manager) => {
         const findings = await this.pass(manager, pass);
-        const report = reportFor(findings, rows());
+        const report = reportFor(findings, opened.rowCount);
         if (findings.invalidRows > 0) throw rejected(report);
         // Every progress event is out before the workspace's event counter is locked below.
         await progress.flush();
@@ -183,16 +174,7 @@ export class PartImportService {
             { actor },
           );
         }
-        await this.events.emit(
-          manager,
-          access,
-          'import.progress',
-          progress.data('done', report.rows, report),
-          {
-            actor,
-            to: actor,
-          },
-        );
+        await progress.done(manager, report);
         return report;
       });
     } catch (error) {
@@ -409,5 +391,13 @@ class ImportProgress {
 
   flush(): Promise<void> {
     return this.chain;
+  }
+
+  /** The last event, `done` with the report's counts, on `manager` (for an apply, its transaction). */
+  async done(manager: EntityManager, report: ImportReport): Promise<void> {
+    await this.events.emit(manager, this.access, 'import.progress', this.data('done', report.rows, report), {
+      actor: this.actor,
+      to: this.actor,
+    });
   }
 }
