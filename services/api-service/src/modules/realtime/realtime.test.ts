@@ -261,6 +261,17 @@ describe('the WebSocket /ws', () => {
     two.close();
   });
 
+  test(`a socket that stops answering pings is closed with ${WS_CLOSE.unresponsive}; one that answers stays`, async () => {
+    const user = await signUp(stack.api.app);
+    const answering = await connect(user);
+    // A client that never answers pings (a phone that went into a tunnel), pings every 300 ms here.
+    const silent = new Socket(new WebSocket(wsUrl(), ['bearer', user.token], { autoPong: false }));
+    await silent.next((f) => f.type === 'ready');
+    expect((await silent.closed).code).toBe(WS_CLOSE.unresponsive);
+    expect(answering.ws.readyState).toBe(WebSocket.OPEN);
+    answering.close();
+  });
+
   test('logout closes the session’s sockets', async () => {
     const user = await signUp(stack.api.app);
     const socket = await connect(user);
