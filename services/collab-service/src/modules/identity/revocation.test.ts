@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expectEventually } from '@hwp/platform/test-kit';
 import type { Express } from 'express';
 import request from 'supertest';
@@ -133,6 +136,34 @@ describe('ended API host sessions on the collaboration host', () => {
     }
     const fresh = await signIn(await newUser(stack));
     expect(await statusBy(late.app, fresh, 'token')).toBe(200);
+  });
+
+  test('a host started before the API host reads the list as soon as the API host answers, with no warning meanwhile', async () => {
+    // An address where the API host is not listening yet (as when the embedded runner starts both).
+    const placeholder = createServer().listen(0, '127.0.0.1');
+    await once(placeholder, 'listening');
+    const { port } = placeholder.address() as AddressInfo;
+    await new Promise((resolve) => placeholder.close(resolve));
+    const early = await stack.startCollabReplica({
+      AUTH_REVOCATIONS_URL: `http://127.0.0.1:${port}/auth/sessions/revoked`,
+      AUTH_REVOCATIONS_REFRESH_MS: '60000',
+    });
+    const fresh = await signIn(await newUser(stack));
+    // No token is trusted before the list has been read once.
+    expect(await statusBy(early.app, fresh, 'token')).toBe(503);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const api = createServer(stack.api.app).listen(port, '127.0.0.1');
+    try {
+      // Read by the host's own retries, not by a request (the refresh interval is a minute).
+      await expectEventually(
+        () => expect(early.logs.some((l) => l.msg === 'session revocations loaded')).toBe(true),
+        { timeoutMs: 10_000 },
+      );
+      expect(await statusBy(early.app, fresh, 'token')).toBe(200);
+    } finally {
+      api.close();
+    }
+    expect(early.logs.filter((l) => l.msg === 'reading session revocations failed')).toEqual([]);
   });
 
   test('the API host lists ended sessions until their last token has expired', async () => {

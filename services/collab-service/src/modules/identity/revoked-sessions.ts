@@ -11,6 +11,11 @@ export interface RevokedSessionsOptions {
   fetchTimeoutMs?: number;
 }
 
+/** First retry of an unread list; each next one waits twice as long. */
+const STARTUP_RETRY_MS = 250;
+/** How long after start a failed read is expected (the API host starting) rather than warned about. */
+const STARTUP_GRACE_MS = 30_000;
+
 /**
  * Sessions the API host ended whose tokens may still be unexpired. Fed live by `session.revoked.v1`
  * (every replica receives it) and read in full from the API host at start and every `refreshMs`, so
@@ -21,6 +26,8 @@ export class RevokedSessions {
   private loaded = false;
   private loading: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private retry: NodeJS.Timeout | null = null;
+  private startedAt = Date.now();
 
   constructor(private readonly options: RevokedSessionsOptions) {}
 
@@ -69,7 +76,8 @@ export class RevokedSessions {
   }
 
   start(): void {
-    void this.refresh().catch(() => undefined);
+    this.startedAt = Date.now();
+    this.firstRead(STARTUP_RETRY_MS);
     this.timer = setInterval(() => {
       this.refresh().catch(() => undefined);
     }, this.options.refreshMs);
@@ -78,7 +86,21 @@ export class RevokedSessions {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.retry) clearTimeout(this.retry);
     this.timer = null;
+    this.retry = null;
+  }
+
+  /**
+   * Until the list has been read once, tries again soon (twice as late each time, at most every
+   * `refreshMs`): hosts started together (the embedded runner, compose) come up in any order.
+   */
+  private firstRead(delayMs: number): void {
+    this.refresh().catch(() => {
+      if (this.loaded || this.timer === null) return;
+      this.retry = setTimeout(() => this.firstRead(Math.min(delayMs * 2, this.options.refreshMs)), delayMs);
+      this.retry.unref();
+    });
   }
 
   private remember(sessionId: string, expires: number): void {
@@ -103,7 +125,14 @@ export class RevokedSessions {
         this.options.logger.info({ revoked: list.items.length }, 'session revocations loaded');
       this.loaded = true;
     } catch (error) {
-      this.options.logger.warn({ err: error, url: this.options.url }, 'reading session revocations failed');
+      // While the API host may still be starting, not reaching it is expected: no warning yet.
+      const starting = !this.loaded && Date.now() - this.startedAt < STARTUP_GRACE_MS;
+      const log = starting ? this.options.logger.debug : this.options.logger.warn;
+      log.call(
+        this.options.logger,
+        { err: error, url: this.options.url },
+        'reading session revocations failed',
+      );
       throw error;
     }
   }
