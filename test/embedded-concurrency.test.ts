@@ -239,24 +239,41 @@ describe('embedded default under 50 concurrent requests from several users', () 
           return;
         }
         case 8: {
+          // Imports, dry runs and applies (COPY on the embedded server) of every user at once.
+          const apply = Math.floor(k / 11) % 2 === 0;
           const form = new FormData();
           form.set('workspace', user.workspace);
           form.set(
             'file',
-            new Blob([`pn,name\nI${user.n}-1,Imported bolt\nI${user.n}-2,Imported nut\n`], {
+            new Blob([`pn,name\nI${user.n}-${k}-1,Imported bolt\nI${user.n}-${k}-2,Imported nut\n`], {
               type: 'text/csv',
             }),
             'parts.csv',
           );
-          const { body } = await call(collab, 'POST', '/v1/parts/import?dryRun=true', {
+          const { body } = await call(collab, 'POST', `/v1/parts/import?dryRun=${!apply}`, {
             token: user.token,
             form,
           });
           check(
-            body.rows === 2 && body.dryRun === true && body.errorCount === 0,
-            `import dry run of ${user.email}: ${JSON.stringify(body).slice(0, 200)}`,
+            body.rows === 2 && body.dryRun === !apply && body.created === 2 && body.errorCount === 0,
+            `import of ${user.email}: ${JSON.stringify(body).slice(0, 200)}`,
           );
           if (body.importId) user.importIds.push(body.importId);
+          if (apply) {
+            const found = await call(
+              collab,
+              'GET',
+              `/v1/parts?workspace=${user.workspace}&q=I${user.n}-${k}-`,
+              {
+                token: user.token,
+              },
+            );
+            check(
+              found.body.total === 2 &&
+                found.body.items.every((p: { workspace: string }) => p.workspace === user.workspace),
+              `imported parts of ${user.email}: ${JSON.stringify(found.body).slice(0, 200)}`,
+            );
+          }
           return;
         }
         case 9: {
