@@ -24,15 +24,13 @@ interface Entry extends OpenFile {
 export class OpenFiles {
   private readonly entries = new Map<string, Entry>();
   private readonly opening = new Map<string, Promise<Entry>>();
-  private readonly sweeper: NodeJS.Timeout;
+  /** Runs only while descriptors are kept. */
+  private sweeper: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly max = 64,
     private readonly idleMs = 10_000,
-  ) {
-    this.sweeper = setInterval(() => this.sweep(), idleMs);
-    this.sweeper.unref();
-  }
+  ) {}
 
   /**
    * The open file of `key` (opened with `open` when not kept), for one reader: call `release` once
@@ -60,6 +58,7 @@ export class OpenFiles {
             this.opening.delete(key);
             this.entries.set(key, opened);
             this.trim();
+            this.sweeper ??= setInterval(() => this.sweep(), this.idleMs).unref();
           },
           () => {
             if (this.opening.get(key) === mine) this.opening.delete(key);
@@ -118,6 +117,10 @@ export class OpenFiles {
         this.entries.delete(key);
         this.retire(entry);
       }
+    }
+    if (this.entries.size === 0 && this.sweeper) {
+      clearInterval(this.sweeper);
+      this.sweeper = null;
     }
   }
 }
