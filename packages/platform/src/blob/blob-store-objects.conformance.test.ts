@@ -332,6 +332,21 @@ describe.each(drivers)('BlobStore conformance: $name driver', ({ name, start }) 
       );
     });
 
+    it('give an empty body for an empty object and keep serving the key after', async () => {
+      const key = 'kept/empty.bin';
+      await store.put(key, Buffer.alloc(0));
+      const empty = await store.read(key, undefined, { immutable: true });
+      expect([empty.size, empty.totalSize]).toEqual([0, 0]);
+      expect((await readAll(empty.body)).length).toBe(0);
+      await expect(store.read(key, { start: 0 }, { immutable: true })).rejects.toBeInstanceOf(
+        RangeNotSatisfiableError,
+      );
+      await store.put(key, Buffer.from('now with bytes'));
+      expect((await readAll((await store.read(key, undefined, { immutable: true })).body)).toString()).toBe(
+        'now with bytes',
+      );
+    });
+
     it('see a key replaced or deleted through the store', async () => {
       const key = 'kept/replaced.bin';
       await store.put(key, Buffer.from('first'));

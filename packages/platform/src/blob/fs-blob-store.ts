@@ -125,24 +125,31 @@ export class FsBlobStore implements BlobStore {
     assertValidBlobKey(key);
     if (range) assertValidRange(range);
     const file = await this.openFiles.acquire(key, () => this.openObject(key));
-    const { size } = file.stats;
-    const start = range?.start ?? 0;
-    if (range && start >= size) {
+    try {
+      const { size } = file.stats;
+      const start = range?.start ?? 0;
+      if (range && start >= size) throw new RangeNotSatisfiableError(key, size);
+      if (size === 0) {
+        file.release();
+        return { body: Readable.from([]), size: 0, totalSize: 0, contentType: DEFAULT_CONTENT_TYPE };
+      }
+      const end = Math.min(range?.end ?? size - 1, size - 1);
+      // The descriptor belongs to OpenFiles: the stream must not close it, not even when destroyed.
+      const body = createReadStream('', { fd: file.fd, start, end, autoClose: false, fs: KEPT_FD });
+      finished(body, () => file.release());
+      const result: GetResult = {
+        body,
+        size: end - start + 1,
+        totalSize: size,
+        contentType: DEFAULT_CONTENT_TYPE,
+      };
+      if (range) result.range = { start, end };
+      return result;
+    } catch (error) {
+      // Released once whatever failed (release is idempotent).
       file.release();
-      throw new RangeNotSatisfiableError(key, size);
+      throw error;
     }
-    const end = Math.min(range?.end ?? size - 1, size - 1);
-    // The descriptor belongs to OpenFiles: the stream must not close it, not even when destroyed.
-    const body = createReadStream('', { fd: file.fd, start, end, autoClose: false, fs: KEPT_FD });
-    finished(body, () => file.release());
-    const result: GetResult = {
-      body,
-      size: end - start + 1,
-      totalSize: size,
-      contentType: DEFAULT_CONTENT_TYPE,
-    };
-    if (range) result.range = { start, end };
-    return result;
   }
 
   private async open(key: string, range: ByteRange | undefined, withType: boolean): Promise<GetResult> {

@@ -86,7 +86,8 @@ export function createEventsModule(deps: PlatformDeps<CollabConfig>): EventsModu
             return;
           }
           // Also this replica's own events: their change was already told at commit; twice is harmless.
-          events.changed(envelope.data.workspaceId);
+          // An event for one user (recipientId) changes nothing.
+          if (envelope.data.recipientId === undefined) events.changed(envelope.data.workspaceId);
           await hub.receive(envelope.data);
         },
       );

@@ -77,19 +77,25 @@ export class CollabEvents {
     const { logged, envelope, event } = this.prepare(workspace, type, data, options);
     event.id = await this.log.append(manager, logged, envelope);
     const runner = manager.queryRunner;
+    // An event for one user (import progress, a lock request, a mention) tells; it changes nothing.
+    const change = options.to === undefined;
     // Outside a transaction the one statement has committed already.
     if (runner?.isTransactionActive) {
       const workspaces = this.emitted.get(runner) ?? new Set<string>();
-      workspaces.add(workspace.id);
+      if (change) workspaces.add(workspace.id);
       this.emitted.set(runner, workspaces);
-    } else this.published(workspace.id);
+    } else {
+      this.bus.relay.nudge();
+      if (change) this.changed(workspace.id);
+    }
     return event;
   }
 
   /**
    * Calls `listener` with a workspace's id whenever something in it changed: on this process once
    * the change has committed (before its caller answers), and for changes made by other replicas
-   * when their event arrives from the bus (see `changed`).
+   * when their event arrives from the bus (see `changed`). Events addressed to one user are not
+   * changes.
    */
   onChange(listener: (workspaceId: string) => void): void {
     this.changeListeners.push(listener);

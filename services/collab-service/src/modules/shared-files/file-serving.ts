@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import { SIGNED_URL_MAX_TTL_MS, type SignedUrl } from '@hwp/contracts';
 import {
   AppError,
@@ -215,11 +215,12 @@ export async function serveBlob(
  * client sees a short body, not a second status), a client gone stops the read. Not
  * `stream.pipeline`: it makes an AbortSignal and a DOMException for every read served.
  */
-function sendBody(body: Readable, res: Response): Promise<void> {
+export function sendBody(body: Readable, res: Response): Promise<void> {
   return new Promise<void>((resolve) => {
     body.once('error', () => res.destroy());
-    // A response emits `close` once it is sent whole or its connection is gone.
-    res.once('close', () => {
+    // Sent whole, failed, or the client left: also when it left while the body was being opened
+    // (a `close` already emitted does not come again; `finished` knows).
+    finished(res, () => {
       body.destroy();
       resolve();
     });

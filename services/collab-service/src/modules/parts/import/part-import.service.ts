@@ -225,7 +225,9 @@ export class PartImportService {
         const updates = planned.filter((p) => p.kind === 'update');
         await writer.add(creates, updates, highestSequences(rules.numberingRules, creates));
       }
-      await writer?.finish();
+      // With row errors the caller rolls back: the rows still filling are not sent at all, and the
+      // 400 with the report wins over whatever an earlier write met.
+      if (findings.invalidRows === 0) await writer?.finish();
     } finally {
       // No statement of this import may still run when its transaction ends.
       await writer?.settled();
