@@ -134,7 +134,22 @@ const signedUrlKeys: ConfigCheck = (c) => {
   return {};
 };
 
+/**
+ * An applying import holds one pooled connection for its transaction and reads and reports on
+ * others: with as many imports as connections, they would wait on each other for ever.
+ */
+const importsBelowPool: ConfigCheck = (c) =>
+  typeof c.IMPORT_CONCURRENCY === 'number' &&
+  typeof c.DB_POOL_SIZE === 'number' &&
+  c.IMPORT_CONCURRENCY >= c.DB_POOL_SIZE
+    ? { IMPORT_CONCURRENCY: `must be below DB_POOL_SIZE (${c.DB_POOL_SIZE}): each import holds a connection` }
+    : {};
+
 /** Reads and validates the collab-service environment; the only reader of process.env in this service. */
 export function loadCollabConfig(env: NodeJS.ProcessEnv): CollabConfig {
-  return loadConfig(env, collabConfigSpecs(), [sessionSecret, signedUrlKeys]) as CollabConfig;
+  return loadConfig(env, collabConfigSpecs(), [
+    sessionSecret,
+    signedUrlKeys,
+    importsBelowPool,
+  ]) as CollabConfig;
 }
