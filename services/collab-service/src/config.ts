@@ -94,7 +94,10 @@ export function collabConfigSpecs() {
     EVENT_LOG_RETENTION_HOURS: hours('How long events stay replayable', 24),
     IMPORT_MAX_MB: positive('Largest CSV/XLSX import file', 50),
     IMPORT_MAX_ROWS: positive('Most data rows of one import', 200_000),
-    IMPORT_TIMEOUT_MS: ms('Wall-clock limit of parsing one import file', 60_000),
+    IMPORT_TIMEOUT_MS: ms(
+      'Limit of parsing one import file (time the parser waits for the writes is not counted)',
+      60_000,
+    ),
     IMPORT_CONCURRENCY: positive('Imports one process runs at once (more wait, then answer 503)', 2),
     IMPORT_QUEUE_WAIT_MS: ms('How long an import waits for a free slot before 503', 15_000),
     TRASH_RETENTION_DAYS: days('How long deleted files stay in the trash', 30),
