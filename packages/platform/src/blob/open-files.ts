@@ -92,11 +92,6 @@ export class OpenFiles {
     this.retire(entry);
   }
 
-  /** Closes every kept descriptor (after their readers). */
-  clear(): void {
-    for (const key of [...this.entries.keys()]) this.drop(key);
-  }
-
   private retire(entry: Entry): void {
     entry.dropped = true;
     if (entry.readers === 0) close(entry.fd, () => {});

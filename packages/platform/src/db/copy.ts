@@ -4,12 +4,12 @@ import type { EntityManager } from 'typeorm';
 
 /**
  * Bulk writes with `COPY ... FROM STDIN` (text format) on a transaction's connection: the rows
- * travel as small chunks of text, not as one statement parameter, so writing 100,000 rows costs
+ * travel as bytes in a reused buffer, not as one statement parameter, so writing 100,000 rows costs
  * about what a raw COPY costs and no large string is built.
  */
 
 /** A value as one field of COPY's text format (`\N` for null; arrays as array literals; objects as JSON). */
-export function copyField(value: unknown): string {
+function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
   if (typeof value === 'boolean') return value ? 't' : 'f';
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
@@ -17,13 +17,6 @@ export function copyField(value: unknown): string {
   if (Array.isArray(value)) return escapeCopy(arrayLiteral(value));
   if (typeof value === 'object') return escapeCopy(JSON.stringify(value));
   return escapeCopy(String(value));
-}
-
-/** One line of COPY text for these column values (in the statement's column order). */
-export function copyLine(values: readonly unknown[]): string {
-  let line = '';
-  for (let i = 0; i < values.length; i++) line += (i === 0 ? '' : '\t') + copyField(values[i]);
-  return `${line}\n`;
 }
 
 const COPY_SPECIAL = /[\\\t\n\r]/g;
@@ -85,32 +78,13 @@ interface PgCopyClient {
 }
 
 /**
- * Runs `COPY <table> (<columns>) FROM STDIN` with `text` (lines from {@link copyLine}, or a
- * {@link CopyText}) on the connection of `manager`'s transaction. Outside a transaction it throws:
- * COPY is for writes that belong together.
+ * Runs `COPY <table> (<columns>) FROM STDIN` with the rows of `text` on the connection of
+ * `manager`'s transaction. Outside a transaction it throws: COPY is for writes that belong together.
  */
-export async function copyRows(
-  manager: EntityManager,
-  statement: string,
-  text: Iterable<string> | CopyText,
-): Promise<void> {
+export async function copyRows(manager: EntityManager, statement: string, text: CopyText): Promise<void> {
   const runner = manager.queryRunner;
   if (!runner || runner.isReleased || !runner.isTransactionActive)
     throw new Error('copyRows needs a transaction (an EntityManager of dataSource.transaction)');
   const client = (await runner.connect()) as PgCopyClient;
-  const source = text instanceof CopyText ? [text.bytes()] : chunks(text);
-  await pipeline(source, client.query(copyFrom(statement)));
-}
-
-/** Lines joined into chunks of about 64 KB: fewer writes than one per line, no large string. */
-function* chunks(lines: Iterable<string>): Generator<string> {
-  let chunk = '';
-  for (const line of lines) {
-    chunk += line;
-    if (chunk.length >= 65_536) {
-      yield chunk;
-      chunk = '';
-    }
-  }
-  if (chunk.length > 0) yield chunk;
+  await pipeline([text.bytes()], client.query(copyFrom(statement)));
 }

@@ -193,8 +193,6 @@ export async function openSpreadsheet(
 
 /** Batches the worker may post before it waits for the consumer to take one. */
 const BATCHES_AHEAD = 2;
-/** The shared flow-control words (Int32 each), see parse-protocol.ts `FLOW`. */
-const FLOW_WORDS = 4;
 
 class WorkerSheet implements SpreadsheetStream {
   headers: string[] = [];
@@ -205,7 +203,7 @@ class WorkerSheet implements SpreadsheetStream {
   readonly opened: Promise<void>;
 
   private readonly worker: Worker;
-  private readonly flow = new Int32Array(new SharedArrayBuffer(FLOW_WORDS * 4));
+  private readonly flow = new Int32Array(new SharedArrayBuffer(Object.keys(FLOW).length * 4));
   private readonly queue: RowBatch[] = [];
   private ended = false;
   private failure: { error: unknown } | undefined;

@@ -143,6 +143,29 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
     expect((await historyState(t.id)).history).toBe(0);
   });
 
+  it('stores backslashes, quotes, tabs and line breaks of cells, tags and attributes as they were', async () => {
+    const w = await team();
+    const rows = [
+      {
+        pn: 'ESC-1',
+        name: 'Bolt \\ "M4"',
+        description: 'first line\n\tsecond, indented',
+        tags: 'a"b|c\\d|{e}',
+        attributes: JSON.stringify({ note: 'x\\y\nz\t', 'key "q"': ['\\N', '\\.'] }),
+      },
+    ];
+    const res = await upload(w.engineer, w.workspace, csvOf(rows));
+    expect([res.status, res.body.created]).toEqual([200, 1]);
+    const found = await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, q: 'ESC-1' });
+    const part = (found.body as PartList).items[0];
+    expect(part).toMatchObject({
+      name: 'Bolt \\ "M4"',
+      description: 'first line\n\tsecond, indented',
+      tags: ['a"b', 'c\\d', '{e}'],
+      attributes: { note: 'x\\y\nz\t', 'key "q"': ['\\N', '\\.'] },
+    });
+  });
+
   it('refuses NUL characters: a CSV holding one as binary, an XLSX cell or attribute JSON as row errors', async () => {
     const binary = await upload(t.engineer, t.workspace, csvOf([{ pn: 'NUL-0', name: 'a\u0000b' }]));
     expect([binary.status, binary.body.code]).toEqual([415, 'unsupported_media_type']);

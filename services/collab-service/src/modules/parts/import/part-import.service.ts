@@ -112,9 +112,9 @@ export class PartImportService {
       importId,
       dryRun,
     });
-    let sheet: SpreadsheetStream | undefined;
+    let opened: SpreadsheetStream | undefined;
     try {
-      sheet = await openSpreadsheet(upload, {
+      const sheet = await openSpreadsheet(upload, {
         maxBytes: this.limits.maxBytes,
         maxRows: this.limits.maxRows,
         timeoutMs: this.limits.timeoutMs,
@@ -123,6 +123,7 @@ export class PartImportService {
         signal,
         handOver: true,
       });
+      opened = sheet;
       upload.buffer = new Uint8Array(0); // the worker has it now
       const mapping = normaliseHeaders(sheet.headers, PART_IMPORT_ALIASES);
       if (mapping.columns.partNumber === undefined) {
@@ -145,22 +146,21 @@ export class PartImportService {
         signal,
         write: !dryRun,
       };
-      const { format } = sheet;
-      const reportFor = (findings: Findings, rows: number) =>
-        reportOf({ importId, dryRun, format, rows, ignoredColumns }, findings);
+      // The row count is complete once a pass has read the whole sheet.
+      const reportFor = (findings: Findings) =>
+        reportOf({ importId, dryRun, format: sheet.format, rows: sheet.rowCount, ignoredColumns }, findings);
 
       if (dryRun) {
         const manager = this.dataSource.manager;
-        const report = reportFor(await this.pass(manager, pass), sheet.rowCount);
+        const report = reportFor(await this.pass(manager, pass));
         await progress.flush();
         await progress.done(manager, report);
         return report;
       }
 
-      const opened = sheet;
       return await this.dataSource.transaction(async (manager) => {
         const findings = await this.pass(manager, pass);
-        const report = reportFor(findings, opened.rowCount);
+        const report = reportFor(findings);
         if (findings.invalidRows > 0) throw rejected(report);
         // Every progress event is out before the workspace's event counter is locked below.
         await progress.flush();
@@ -183,7 +183,7 @@ export class PartImportService {
       await progress.flush();
       throw error;
     } finally {
-      sheet?.close();
+      opened?.close();
     }
   }
 
