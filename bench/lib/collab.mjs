@@ -22,6 +22,15 @@ export function rssOf(pid) {
   return match ? Number(match[1]) * 1024 : Number.NaN;
 }
 
+/** CPU time (user + system) a process has used so far, in microseconds (Linux /proc, all its threads). */
+export function cpuMicrosOf(pid) {
+  // Fields after the command (which may hold spaces) : utime and stime are the 12th and 13th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
 export function percentile(sorted, p) {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

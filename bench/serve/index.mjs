@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchSetup, call, freePort, round2, startCollab, stopChild } from '../lib/collab.mjs';
+import { benchSetup, call, cpuMicrosOf, freePort, round2, startCollab, stopChild } from '../lib/collab.mjs';
 
 const reads = Number(process.env.BENCH_SERVE_READS ?? 2000);
 const concurrency = Number(process.env.BENCH_SERVE_CONCURRENCY ?? 8);
@@ -40,8 +40,11 @@ const barePort = await freePort();
 const bare = fork(new URL('./bare-server.mjs', import.meta.url).pathname, [file, String(barePort)]);
 await new Promise((resolve) => bare.once('message', resolve));
 
-/** `reads` ranged GETs, `concurrency` at once; every answer checked against the bytes. */
-async function readAll(url, headers) {
+/**
+ * `reads` ranged GETs, `concurrency` at once; every answer checked against the bytes. Returns reads per
+ * second, and into `cpu` the server's CPU microseconds per read (steadier than the rate on a busy machine).
+ */
+async function readAll(url, headers, server, cpu) {
   const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
   let next = 0;
   const one = (start) =>
@@ -70,7 +73,9 @@ async function readAll(url, headers) {
     }
   };
   const started = process.hrtime.bigint();
+  const cpuBefore = cpuMicrosOf(server.pid);
   await Promise.all(Array.from({ length: concurrency }, worker));
+  cpu?.push((cpuMicrosOf(server.pid) - cpuBefore) / reads);
   agent.destroy();
   return reads / (Number(process.hrtime.bigint() - started) / 1e9);
 }
@@ -78,17 +83,19 @@ async function readAll(url, headers) {
 try {
   const collabUrl = `${collab.base}/v1/serve/${workspace}/${user.username}/model.bin`;
   const auth = { authorization: `Bearer ${owner.token}` };
-  await readAll(collabUrl, auth); // warm-up
+  await readAll(collabUrl, auth, collab.child); // warm-up
   const bareUrl = `http://127.0.0.1:${barePort}/`;
-  await readAll(bareUrl, {});
+  await readAll(bareUrl, {}, bare);
   // BENCH_ROUNDS (3) alternating rounds of each; the figures are the medians.
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const bareRates = [];
   const servedRates = [];
   const ratios = [];
+  const bareCpu = [];
+  const servedCpu = [];
   for (let round = 0; round < rounds; round++) {
-    bareRates.push(await readAll(bareUrl, {}));
-    servedRates.push(await readAll(collabUrl, auth));
+    bareRates.push(await readAll(bareUrl, {}, bare, bareCpu));
+    servedRates.push(await readAll(collabUrl, auth, collab.child, servedCpu));
     ratios.push(servedRates[round] / bareRates[round]);
   }
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -105,6 +112,8 @@ try {
       ratios: ratios.map(round2),
       rates: servedRates.map(Math.round),
       baselineRates: bareRates.map(Math.round),
+      cpuUsPerRead: Math.round(median(servedCpu)),
+      baselineCpuUsPerRead: Math.round(median(bareCpu)),
       baseline: 'bare node http server, fs.createReadStream of the same ranges',
     }),
   );

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 
+export * from './auth/bearer';
 export * from './auth/jwks-verifier';
 export * from './blob';
 export * from './bus';

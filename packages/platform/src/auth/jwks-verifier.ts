@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { AppError, UnauthorizedError, UnavailableError } from '../errors';
 import { ExpiringMap } from '../expiring-map';
 
@@ -122,7 +122,7 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
 
   return {
     async verify(token) {
-      const key = createHash('sha256').update(token).digest('base64url');
+      const key = hash('sha256', token, 'base64url');
       const known = verified.get(key);
       if (known) return known;
       const result = await verifyOnce(token);

@@ -1,6 +1,13 @@
 import { ErrorBodyDto } from '@hwp/contracts';
 import type { ClassConstructor } from 'class-transformer';
-import type { NextFunction, Request, RequestHandler, Response, Router } from 'express';
+import {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  Router,
+} from 'express';
 import { uuidParams } from './id-params';
 import type { OpenApiBuilder, OperationSpec, ResponseSpec } from './openapi';
 import { type UnknownFields, validateInput } from './validation';
@@ -139,11 +146,61 @@ export class ApiRouter {
   }
 
   /**
-   * Registers every route on `target` (the app itself: one router level less per request), in the
-   * order they were declared; called once the features are mounted, so the middleware they installed
-   * runs before any route.
+   * Registers every route on `app` behind one dispatching middleware, once the features are mounted
+   * (so the middleware they installed runs before any route). express tries routes one by one, each a
+   * regular expression: a request would be matched against every route declared before its own (the
+   * serving route came ~70th). Routes are grouped by their literal first two path segments; a request
+   * runs through the one group its path names, plus the routes without such a prefix, in declaration
+   * order, so the route that answers is the one express alone would pick.
    */
-  attach(target: Pick<Router, Method>): void {
-    for (const { method, path, handlers } of this.routes) target[method](path, ...handlers);
+  attach(app: Express): void {
+    const options = {
+      caseSensitive: Boolean(app.get('case sensitive routing')),
+      strict: Boolean(app.get('strict routing')),
+    };
+    const keyed = this.routes.map((route) => ({
+      route,
+      key: routePrefix(route.path, options.caseSensitive),
+    }));
+    const routerOf = (key: string | null) => {
+      const router = Router(options);
+      for (const { route, key: own } of keyed) {
+        if (own === null || own === key) router[route.method](route.path, ...route.handlers);
+      }
+      return router;
+    };
+    const groups = new Map<string, Router>();
+    for (const { key } of keyed) if (key !== null && !groups.has(key)) groups.set(key, routerOf(key));
+    const rest = keyed.some(({ key }) => key === null) ? routerOf(null) : null;
+    app.use((req, res, next) => {
+      // No route answers OPTIONS (there is no such method among them), and a router would: it answers
+      // an OPTIONS request it has a path for with its own Allow list.
+      if (req.method === 'OPTIONS') return next();
+      const router = groups.get(requestPrefix(req.path, options.caseSensitive)) ?? rest;
+      if (router) router(req, res, next);
+      else next();
+    });
   }
+}
+
+/** A literal path segment: nothing express's path syntax gives a meaning to. */
+const LITERAL_SEGMENT = /^[A-Za-z0-9._~-]+$/;
+
+/** The first two segments of a route path when both are literal (the only one when it has one), else null. */
+export function routePrefix(path: string, caseSensitive = false): string | null {
+  const segments = path.split('/');
+  if (segments[0] !== '') return null;
+  const literal = segments.slice(1, 3);
+  if (!literal.every((segment) => LITERAL_SEGMENT.test(segment))) return null;
+  const prefix = `/${literal.join('/')}`;
+  return caseSensitive ? prefix : prefix.toLowerCase();
+}
+
+/** What routePrefix gives the route that could match a request `path` (a trailing slash dropped). */
+export function requestPrefix(path: string, caseSensitive = false): string {
+  const first = path.indexOf('/', 1);
+  const second = first < 0 ? -1 : path.indexOf('/', first + 1);
+  let prefix = second < 0 ? path : path.slice(0, second);
+  if (prefix.length > 1 && prefix.endsWith('/')) prefix = prefix.slice(0, -1);
+  return caseSensitive ? prefix : prefix.toLowerCase();
 }

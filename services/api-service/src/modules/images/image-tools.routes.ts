@@ -12,7 +12,7 @@ import {
   UpscaleRequest,
   VectorizeRequest,
 } from '@hwp/contracts';
-import { type ApiRouter, AppError, type RouteSpec, ValidationError } from '@hwp/platform';
+import { type ApiRouter, type RouteSpec, ValidationError } from '@hwp/platform';
 import type { RequestHandler } from 'express';
 import sharp from 'sharp';
 import { caller } from '../files/routes/file-routing';

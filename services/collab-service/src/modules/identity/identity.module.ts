@@ -11,6 +11,7 @@ import {
   type AccessTokenVerifier,
   type ApiRouter,
   AppError,
+  bearerToken,
   createAccessTokenVerifier,
   createUnauthenticatedLimiter,
   type PlatformDeps,
@@ -78,11 +79,7 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
   });
   const cookies = createCookieSessions(deps);
 
-  function bearerOf(req: Request): string | null {
-    const header = req.get('authorization');
-    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
-    return match ? match[1] : null;
-  }
+  const bearerOf = (req: Request) => bearerToken(req.headers.authorization);
 
   /** A token signed by the API host whose session has not ended (401 otherwise). */
   async function verifyLive(token: string) {

@@ -88,6 +88,13 @@ export class PartEntity {
 
   @Column({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+
+  /** The import that created the part (its report's `importId`), and the row of its file; else null. */
+  @Column({ name: 'import_id', type: 'uuid', nullable: true })
+  importId?: string | null;
+
+  @Column({ name: 'import_row', type: 'integer', nullable: true })
+  importRow?: number | null;
 }
 
 /** A version of a part with its approval flow (DECISIONS.md section 5). */

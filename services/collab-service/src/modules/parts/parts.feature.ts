@@ -8,6 +8,7 @@ import { PartImportService } from './import/part-import.service';
 import { CreateParts1763900000300 } from './migrations/1763900000300-CreateParts';
 import { AddCurrencyRates1764100000050 } from './migrations/1764100000050-AddCurrencyRates';
 import { PartsPrefixStatistics1764500000000 } from './migrations/1764500000000-PartsPrefixStatistics';
+import { PartsImportOrigin1764700000000 } from './migrations/1764700000000-PartsImportOrigin';
 import { partEntities } from './part.entity';
 import { PartVersionsService } from './part-versions.service';
 import { PartsService } from './parts.service';
@@ -37,7 +38,12 @@ export const partsFeature = defineFeature<
 >({
   name: 'parts',
   entities: partEntities,
-  migrations: [CreateParts1763900000300, AddCurrencyRates1764100000050, PartsPrefixStatistics1764500000000],
+  migrations: [
+    CreateParts1763900000300,
+    AddCurrencyRates1764100000050,
+    PartsPrefixStatistics1764500000000,
+    PartsImportOrigin1764700000000,
+  ],
   build: ({ dataSource, logger, config, metrics }, { events, 'workspace-access': access }) => {
     const settings = new BomSettingsService(dataSource);
     const parts = new PartsService(dataSource, settings, events.events);

@@ -186,11 +186,12 @@ export class PartsRepository {
   }
 
   /** The part's audit history, oldest first. */
-  historyOf(part: PartEntity): Promise<PartHistoryEntity[]> {
-    return this.manager.find(PartHistoryEntity, {
+  async historyOf(part: PartEntity): Promise<PartHistoryEntity[]> {
+    const stored = await this.manager.find(PartHistoryEntity, {
       where: { partId: part.id },
       order: { at: 'ASC', id: 'ASC' },
     });
+    return part.importId ? [importCreation(part, part.importId, stored), ...stored] : stored;
   }
 
   /** Appends to the part's audit history (in the scope's transaction). */
@@ -205,4 +206,34 @@ export class PartsRepository {
       [newId(), part.id, actorId, action, JSON.stringify(changes)],
     );
   }
+}
+
+/**
+ * The `import.created` entry of a part an import created, from the part row (the import and row it
+ * names, its creator and creation time) rather than a stored row. It has the part's id. The values
+ * it was created with are the current ones unless a later entry changed them: then the first such
+ * change's `from` (every change of a part is recorded with its previous value).
+ */
+function importCreation(part: PartEntity, importId: string, later: PartHistoryEntity[]): PartHistoryEntity {
+  const created = (field: 'name' | 'domain' | 'lifecycle'): unknown => {
+    for (const entry of later) {
+      const change = entry.changes[field] as { from?: unknown } | undefined;
+      if (change && typeof change === 'object' && 'from' in change) return change.from;
+    }
+    return part[field];
+  };
+  return Object.assign(new PartHistoryEntity(), {
+    id: part.id,
+    partId: part.id,
+    actor: part.createdBy,
+    at: part.createdAt,
+    action: 'import.created',
+    changes: {
+      partNumber: part.partNumber,
+      name: created('name'),
+      domain: created('domain'),
+      lifecycle: created('lifecycle'),
+      import: { id: importId, row: part.importRow },
+    },
+  });
 }

@@ -1,5 +1,5 @@
 import { type CollabEventPublishedData, RoutingKeys } from '@hwp/contracts';
-import { type ApiRouter, defineFeature, ForbiddenError, type RouteMount } from '@hwp/platform';
+import { type ApiRouter, bearerToken, defineFeature, ForbiddenError, type RouteMount } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import type { CollabConfig } from '../../config';
 import type { IdentityModule } from '../identity/identity.module';
@@ -16,9 +16,7 @@ export interface WorkspaceAccessExports {
   routes(list: CollabRoute[]): RouteMount[];
 }
 
-function bearerOf(req: Request): string | undefined {
-  return /^Bearer\s+(\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
-}
+const bearerOf = (req: Request) => bearerToken(req.headers.authorization);
 
 /**
  * The role check every workspace route goes through (DECISIONS.md section 4), and workspace API keys:

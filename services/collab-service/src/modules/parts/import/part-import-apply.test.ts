@@ -243,6 +243,20 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
       .body as PartDetail;
     expect(detail.name).toBe('Renamed by import');
     expect(detail.history.map((h) => h.action)).toEqual(['import.created', 'import.updated']);
+    // The creation entry names the first import and row, with the values the part was created with.
+    expect(detail.history[0]).toEqual({
+      id: part.id,
+      actor: detail.history[1].actor,
+      at: part.createdAt,
+      action: 'import.created',
+      changes: {
+        partNumber: 'IMP-00002',
+        name: 'Imported part 2',
+        domain: 'electronic',
+        lifecycle: 'prototype',
+        import: { id: first.body.importId, row: 3 },
+      },
+    });
     expect(detail.history[1]).toMatchObject({
       actor: t.engineer.user.email
         .split('@')[0]
@@ -266,8 +280,20 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ rows: 3_000, created: 1_500, updated: 500, unchanged: 1_000 });
     expect(await partCount(w.id)).toBe(3_000);
-    // One history row per created part of both imports, one per update.
-    expect((await historyState(w.id)).history).toBe(3_000 + 500);
+    // A history row per update; each created part names the import and the file row that created it.
+    expect((await historyState(w.id)).history).toBe(500);
+    const origins = await stack.collab.deps.dataSource.query(
+      `SELECT import_id AS "importId", count(*)::int AS parts,
+              count(*) FILTER (WHERE import_row = substring(part_number FROM 5)::int + 1)::int AS "rowsRight"
+         FROM parts WHERE workspace_id = $1 GROUP BY import_id ORDER BY count(*)`,
+      [w.id],
+    );
+    expect(origins).toEqual(
+      expect.arrayContaining([
+        { importId: first.body.importId, parts: 1_500, rowsRight: 1_500 },
+        { importId: res.body.importId, parts: 1_500, rowsRight: 1_500 },
+      ]),
+    );
     const renamed = await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, q: 'IMP-01498' });
     expect(renamed.body.items[0].name).toBe('Renamed 1497');
   });

@@ -4,8 +4,10 @@ import type { EntityManager } from 'typeorm';
 import type { PartFieldValues, PlannedRow, StoredPart } from './part-import-plan';
 
 /**
- * Set-based SQL of the parts import: new parts and their history go in with COPY, updates as one
- * statement per batch with the rows as one JSON parameter (`jsonb_to_recordset`).
+ * Set-based SQL of the parts import: new parts go in with COPY (each names the import and the row that
+ * created it: their `import.created` history entry is read from that, see PartsRepository.historyOf),
+ * updates and their history rows as one statement per batch with the rows as one JSON parameter
+ * (`jsonb_to_recordset`).
  */
 
 /** Rows per statement: large enough to amortise the round trip, small enough for one JSON parameter. */
@@ -109,24 +111,22 @@ export interface WriteContext {
 
 const PARTS_COPY = `COPY parts (id, workspace_id, part_number, name, description, domain, uom, lifecycle, tags,
   attributes, manufacturer_name, manufacturer_part_number, unit_cost, currency, rohs_compliant, reach_compliant,
-  conflict_minerals, created_by, created_at, updated_at) FROM STDIN`;
-const HISTORY_COPY = 'COPY part_history (id, part_id, actor, at, action, changes) FROM STDIN';
+  conflict_minerals, created_by, created_at, updated_at, import_id, import_row) FROM STDIN`;
 
 /** Batches that may wait to be written at once: one being written, one filling behind it. */
 const WRITE_SLOTS = 2;
 /** New parts per COPY pair: enough to amortise the statements, small enough to overlap the checks. */
 const WRITE_ROWS = 2_000;
 
-/** One batch's new parts and their history rows, as COPY text. */
+/** One batch's new parts, as COPY text. */
 interface Slot {
   parts: CopyText;
-  history: CopyText;
 }
 
 /**
  * Writes an import's rows on its transaction's connection, batch after batch, while the caller
- * checks the next rows: new parts and their `import.created` history rows go in with COPY from
- * buffers that are reused (rows waiting for the database are two buffers, not objects the garbage
+ * checks the next rows: new parts go in with COPY from buffers that are reused (rows waiting for
+ * the database are WRITE_SLOTS buffers, not objects the garbage
  * collector would move to its old generation), changed parts with `updateParts`. `add` waits while
  * WRITE_SLOTS batches are waiting. After a failed write nothing more is written and every later
  * call throws its error.
@@ -185,20 +185,8 @@ export class PartWriter {
         context.actorId,
         at,
         at,
-      ]);
-      slot.history.add([
-        newId(),
-        id,
-        context.actorId,
-        at,
-        'import.created',
-        {
-          partNumber: c.partNumber,
-          name: p.name,
-          domain: p.domain,
-          lifecycle: p.lifecycle,
-          import: { id: context.importId, row: c.row },
-        },
+        context.importId,
+        c.row,
       ]);
     }
     if (slot.parts.rows + this.filling.updates.length >= WRITE_ROWS) this.send();
@@ -216,14 +204,12 @@ export class PartWriter {
         if (highest.size > 0) await this.advanceCounters(highest);
         if (slot.parts.rows > 0) {
           await copyRows(this.manager, PARTS_COPY, slot.parts);
-          await copyRows(this.manager, HISTORY_COPY, slot.history);
         }
         if (updates.length > 0) await updateParts(this.manager, this.context, updates);
       } catch (error) {
         this.failure ??= { error };
       } finally {
         slot.parts.clear();
-        slot.history.clear();
         this.idle.push(slot);
         this.released?.();
       }
@@ -249,7 +235,7 @@ export class PartWriter {
       if (slot) return slot;
       if (this.made < WRITE_SLOTS) {
         this.made++;
-        return { parts: new CopyText(), history: new CopyText() };
+        return { parts: new CopyText() };
       }
       await new Promise<void>((resolve) => {
         this.released = resolve;

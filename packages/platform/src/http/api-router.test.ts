@@ -1,0 +1,103 @@
+import express, { type Express } from 'express';
+import request from 'supertest';
+import { ApiRouter, requestPrefix, routePrefix } from './api-router';
+import { OpenApiBuilder } from './openapi';
+
+/** Routes in declaration order: some share a prefix, some have none (a parameter in the first two segments). */
+const ROUTES: ['get' | 'post' | 'head' | 'delete', string][] = [
+  ['get', '/healthz'],
+  ['get', '/v1/parts'],
+  ['post', '/v1/parts'],
+  ['get', '/v1/parts/:number'],
+  ['get', '/v1/:anything/special'],
+  ['get', '/v1/serve/:workspace/:username/:filename'],
+  ['head', '/v1/serve/:workspace/:username/:filename'],
+  ['delete', '/v1/parts/:number'],
+  ['get', '/:top'],
+  ['get', '/v1/blobs/*key'],
+  ['get', '/v1/files{/:name}'],
+];
+
+function answer(name: string): express.RequestHandler {
+  return (req, res) => {
+    res.set('X-Route', name).json({ route: name, params: req.params, method: req.method });
+  };
+}
+
+/** The same routes through ApiRouter (grouped dispatch) or registered on the app one by one (express alone). */
+function appWith(grouped: boolean): Express {
+  const app = express();
+  if (grouped) {
+    const api = new ApiRouter(new OpenApiBuilder({ title: 't', version: '1', description: 'd' }));
+    for (const [method, path] of ROUTES) {
+      api.route({
+        method,
+        path,
+        summary: path,
+        responses: { 200: { description: 'ok' } },
+        handler: ({ req, res }) => answer(`${method} ${path}`)(req, res, () => {}),
+      });
+    }
+    api.attach(app);
+  } else {
+    for (const [method, path] of ROUTES) app[method](path, answer(`${method} ${path}`));
+  }
+  app.use((req, res) => {
+    res.status(404).json({ route: null, method: req.method });
+  });
+  return app;
+}
+
+describe('ApiRouter dispatch', () => {
+  const grouped = appWith(true);
+  const plain = appWith(false);
+  const requests: ['get' | 'post' | 'head' | 'delete' | 'options', string][] = [
+    ['get', '/healthz'],
+    ['get', '/healthz/'],
+    ['get', '/HEALTHZ'],
+    ['get', '/healthz/x'],
+    ['get', '/v1/parts'],
+    ['get', '/v1/parts/'],
+    ['get', '/V1/Parts'],
+    ['post', '/v1/parts'],
+    ['get', '/v1/parts/abc'],
+    ['delete', '/v1/parts/abc'],
+    ['get', '/v1/parts/special'],
+    ['get', '/v1/serve/special'],
+    ['get', '/v1/other/special'],
+    ['get', '/v1/serve/ws/ana/model%20v2.step'],
+    ['head', '/v1/serve/ws/ana/model.step'],
+    ['get', '/v1/%73erve/ws/ana/model.step'],
+    ['get', '//v1/parts'],
+    ['get', '/v1'],
+    ['get', '/v1/'],
+    ['get', '/'],
+    ['get', '/v1/blobs/a/b/c.bin'],
+    ['get', '/v1/files'],
+    ['get', '/v1/files/x'],
+    ['get', '/nothing'],
+    ['post', '/nothing/here'],
+    ['options', '/v1/parts'],
+    ['options', '/healthz'],
+  ];
+  it.each(requests)('%s %s answers as express alone would', async (method, path) => {
+    const [a, b] = await Promise.all([request(grouped)[method](path), request(plain)[method](path)]);
+    expect({ status: a.status, route: a.headers['x-route'], body: a.body }).toEqual({
+      status: b.status,
+      route: b.headers['x-route'],
+      body: b.body,
+    });
+  });
+
+  it('keys routes by their literal first two segments', () => {
+    expect(routePrefix('/v1/serve/:w/:u/:f')).toBe('/v1/serve');
+    expect(routePrefix('/healthz')).toBe('/healthz');
+    expect(routePrefix('/V1/Parts')).toBe('/v1/parts');
+    expect(routePrefix('/v1/:x/y')).toBeNull();
+    expect(routePrefix('/:top')).toBeNull();
+    expect(routePrefix('/v1/files{/:name}')).toBeNull();
+    expect(requestPrefix('/v1/serve/w/u/f')).toBe('/v1/serve');
+    expect(requestPrefix('/healthz/')).toBe('/healthz');
+    expect(requestPrefix('/v1/parts/')).toBe('/v1/parts');
+  });
+});
