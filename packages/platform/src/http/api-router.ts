@@ -81,8 +81,11 @@ function successStatus(spec: { status?: number; responses: Record<number, unknow
 
 function stringParams(params: Request['params']): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(params as Record<string, string | string[] | undefined>)) {
-    if (value !== undefined) out[name] = Array.isArray(value) ? value.join('/') : String(value);
+  const given = params as Record<string, string | string[] | undefined>;
+  for (const name of Object.keys(given)) {
+    const value = given[name];
+    if (value !== undefined)
+      out[name] = typeof value === 'string' ? value : Array.isArray(value) ? value.join('/') : String(value);
   }
   return out;
 }

@@ -7,6 +7,7 @@ import {
   ForbiddenError,
   NotFoundError,
   parseRangeHeader,
+  type RouteMount,
   ValidationError,
 } from '@hwp/platform';
 import cors from 'cors';
@@ -19,7 +20,11 @@ import type { SharedFilesService } from './shared-files.service';
 const SERVE_CSP = "default-src 'none'; sandbox";
 const DEFAULT_SIGNED_TTL_MS = 15 * 60 * 1000;
 
-/** CORS of the routes that serve bytes (GET/HEAD with ranges) to the configured origins (`*`: any). */
+/**
+ * CORS of the routes that serve bytes (GET/HEAD with ranges) to the configured origins (`*`: any), for
+ * their answers and their preflight (OPTIONS: 204, see servingPreflight): a browser asks first
+ * before a request with Authorization, If-Range, If-None-Match or a Range it does not deem simple.
+ */
 export function servingCors(corsOrigins: string): RequestHandler {
   const origins = corsOrigins
     .split(',')
@@ -30,7 +35,18 @@ export function servingCors(corsOrigins: string): RequestHandler {
     methods: ['GET', 'HEAD'],
     allowedHeaders: ['Range', 'If-Range', 'If-None-Match', 'Authorization'],
     exposedHeaders: ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length', 'Last-Modified'],
+    maxAge: 600,
   });
+}
+
+/**
+ * Answers the CORS preflight of serving paths with `cors` (no API route takes OPTIONS, so it would
+ * otherwise be a 404 without CORS headers and the browser would refuse the request that follows).
+ */
+export function servingPreflight(paths: string[], cors: RequestHandler): RouteMount {
+  return (_api, app) => {
+    app.options(paths, cors);
+  };
 }
 
 /** `/v1/serve/<workspace>/<username>/<filename>` with each segment percent-encoded: what a signature covers. */

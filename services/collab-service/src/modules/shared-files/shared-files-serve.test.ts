@@ -76,6 +76,22 @@ describe('serving with Range', () => {
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  test('the CORS preflight of a serving URL is answered for CORS_ORIGINS only', async () => {
+    const preflight = (origin: string) =>
+      request(stack.collab.app)
+        .options(url)
+        .set('Origin', origin)
+        .set('Access-Control-Request-Method', 'GET')
+        .set('Access-Control-Request-Headers', 'authorization, range, if-range');
+    const ok = await preflight('https://viewer.example').expect(204);
+    expect(ok.headers['access-control-allow-origin']).toBe('https://viewer.example');
+    expect(ok.headers['access-control-allow-methods']).toBe('GET,HEAD');
+    expect(ok.headers['access-control-allow-headers']).toBe('Range,If-Range,If-None-Match,Authorization');
+    expect(ok.headers['access-control-max-age']).toBe('600');
+    const refused = await preflight('https://evil.example');
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
   test('a signed URL serves without credentials until it expires; a changed character is 403', async () => {
     const signed = await kit.as(t.viewer).get('/signed-url').query({ path: url, ttlMs: 1500 }).expect(200);
     const link = new URL(signed.body.url);

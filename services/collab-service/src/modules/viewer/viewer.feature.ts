@@ -1,7 +1,7 @@
 import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
-import { servingCors } from '../shared-files/file-serving';
+import { servingCors, servingPreflight } from '../shared-files/file-serving';
 import type { SharedFilesExports } from '../shared-files/shared-files.feature';
 import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
 import { CreateModelTranslations1764400000000 } from './migrations/1764400000000-CreateModelTranslations';
@@ -52,12 +52,14 @@ export const viewerFeature = defineFeature<
     );
     const glbCors = servingCors(config.CORS_ORIGINS);
     return {
-      routes: access.routes([
-        translateFile(translations),
-        statusMap(translations),
-        lookupModel(translations),
-        ...serveModel(translations, glbCors),
-      ]),
+      routes: access
+        .routes([
+          translateFile(translations),
+          statusMap(translations),
+          lookupModel(translations),
+          ...serveModel(translations, glbCors),
+        ])
+        .concat(servingPreflight(['/api/viewer/models/:id/glb'], glbCors)),
       consumers: () => worker.register(),
       exports: { translations, worker },
     };

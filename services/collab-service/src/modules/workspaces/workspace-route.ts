@@ -56,9 +56,29 @@ function signedInUser(req: Request): CollabUserEntity {
   return req.collabUser;
 }
 
-function userInput(routing: CollabRouting, req: Request) {
-  const user = signedInUser(req);
-  return { user, memberOf: (workspaceName: string) => routing.roles.access(user.id, workspaceName) };
+/**
+ * The route's input with the caller added. The input object is this request's own (made by the
+ * router for this call): it is extended in place, not copied (a copy per request showed in profiles).
+ */
+function withUser<Body, Query>(
+  routing: CollabRouting,
+  input: RouteInput<Body, Query>,
+): UserRouteInput<Body, Query> {
+  const extended = input as UserRouteInput<Body, Query>;
+  const user = signedInUser(input.req);
+  extended.user = user;
+  extended.memberOf = (workspaceName: string) => routing.roles.access(user.id, workspaceName);
+  return extended;
+}
+
+/** The input with the caller and the workspace the role check let them into (in place, see withUser). */
+function withMember<Body, Query>(
+  routing: CollabRouting,
+  input: RouteInput<Body, Query>,
+): MemberRouteInput<Body, Query> {
+  const extended = withUser(routing, input) as MemberRouteInput<Body, Query>;
+  extended.workspace = requestWorkspace(input.req);
+  return extended;
 }
 
 /** A route open to anyone (no sign-in): the spec as the router takes it. */
@@ -74,7 +94,7 @@ export function userRoute<Body = unknown, Query = RawQuery>(spec: UserRouteSpec<
       ...rest,
       security: SIGNED_IN,
       before: [routing.requireUser, ...before],
-      handler: (input) => handler({ ...input, ...userInput(routing, input.req) }),
+      handler: (input) => handler(withUser(routing, input)),
     });
 }
 
@@ -97,8 +117,7 @@ export function memberRoute<Body = unknown, Query = RawQuery>(
         404: { description: 'No such workspace among the caller’s', schema: ErrorBodyDto },
         ...rest.responses,
       },
-      handler: (input) =>
-        handler({ ...input, ...userInput(routing, input.req), workspace: requestWorkspace(input.req) }),
+      handler: (input) => handler(withMember(routing, input)),
     });
 }
 
@@ -125,6 +144,10 @@ export function readRoute<Body = unknown, Query = RawQuery>(spec: ReadRouteSpec<
         404: { description: 'No such workspace among the caller’s (or the key’s)', schema: ErrorBodyDto },
         ...rest.responses,
       },
-      handler: (input) => handler({ ...input, workspace: requestWorkspace(input.req) }),
+      handler: (input) => {
+        const extended = input as RouteInput<Body, Query> & { workspace: WorkspaceScope };
+        extended.workspace = requestWorkspace(input.req);
+        return handler(extended);
+      },
     });
 }
