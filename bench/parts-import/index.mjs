@@ -2,7 +2,7 @@
 // Postgres and RabbitMQ (BENCH_POSTGRES_URL, BENCH_AMQP_URL; defaults: the local test servers).
 //
 // A BENCH_ROWS (100,000) row CSV of varied parts (every domain, tags, JSON attributes, costs) is
-// sent to POST /v1/parts/import as a dry run, then BENCH_ROUNDS (2) times applied into an empty
+// sent to POST /v1/parts/import as a dry run, then BENCH_ROUNDS (3) times applied into an empty
 // workspace. Baseline, in the same run and database, before each apply: a raw `COPY parts FROM STDIN`
 // of the same rows (already converted to table columns) into another empty workspace, with the same
 // indexes. A checkpoint precedes every timed step. Figures: wall-clock of each import request, the
@@ -185,7 +185,7 @@ try {
   };
 
   // Every import in a fresh process, so each peak RSS is that import's own: a dry run, then
-  // BENCH_ROUNDS (2) rounds of a COPY and an applied import (each into an empty workspace).
+  // BENCH_ROUNDS (3) rounds of a COPY and an applied import (each into an empty workspace).
   const importOnce = async (dryRun) => {
     const collab = await startCollab(env);
     started.push(collab);
@@ -202,7 +202,7 @@ try {
     return result;
   };
   const dryRun = await importOnce(true);
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 2);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const copies = [];
   const applies = [];
   for (let round = 0; round < rounds; round++) {
@@ -210,7 +210,11 @@ try {
     applies.push(await importOnce(false));
   }
   await client.end();
-  const median = (values) => [...values].sort((x, y) => x - y)[Math.floor((values.length - 1) / 2)];
+  const median = (values) => {
+    const sorted = [...values].sort((x, y) => x - y);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
   const copyMs = median(copies);
   const ratios = applies.map((apply, i) => apply.ms / copies[i]);
   const apply = {

@@ -75,6 +75,15 @@ function thousandRows(bad: boolean): { rows: Row[]; badRows: Map<number, string>
   return { rows, badRows };
 }
 
+/** Whether an import's COPY into the parts table is running now. */
+async function importWriting(): Promise<boolean> {
+  const [row] = await stack.collab.deps.dataSource.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND query LIKE 'COPY parts %' AND state = 'active'`,
+  );
+  return row.n > 0;
+}
+
 async function historyState(workspaceId: string) {
   const [row] = await stack.collab.deps.dataSource.query(
     `SELECT count(h.*)::int AS history, max(p.updated_at)::text AS updated
@@ -356,5 +365,41 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
     const part = await theirs.waitFor((e) => e.type === 'part' && e.data.action === 'imported');
     expect(part.data).toMatchObject({ importId: res.body.importId, created: 30, updated: 0 });
     expect(theirs.of('import.progress')).toEqual([]);
+  });
+
+  it('a part created while a first import fills an empty workspace: one of the two wins, nothing half-written', async () => {
+    const w = await team();
+    const rows: Row[] = Array.from({ length: 20_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));
+    const late = rows[19_000]['Part Number'];
+    // `then` sends the request now (supertest sends when awaited).
+    const importing = upload(w.engineer, w.workspace, csvOf(rows)).then((res) => res);
+    // Sent once the import is writing (it found the workspace empty) and before it commits.
+    const deadline = Date.now() + 20_000;
+    while (!(await importWriting()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(Date.now()).toBeLessThan(deadline);
+    const created = await as(w.engineer)
+      .post('/v1/parts')
+      .send({ workspace: w.workspace, partNumber: late, name: 'Made by hand', domain: 'other' });
+    const imported = await importing;
+    const statuses = [imported.status, created.status].sort();
+    // The import either took the number first (the create waited for it, then 409) or met the
+    // committed part at its write (409, rolled back whole).
+    expect([
+      [200, 409],
+      [201, 409],
+    ]).toContainEqual(statuses);
+    const byNumber = await stack.collab.deps.dataSource.query(
+      'SELECT name FROM parts WHERE workspace_id = $1 AND lower(part_number) = lower($2)',
+      [w.id, late],
+    );
+    expect(byNumber).toHaveLength(1);
+    if (imported.status === 200) {
+      expect(imported.body).toMatchObject({ created: 20_000 });
+      expect(await partCount(w.id)).toBe(20_000);
+    } else {
+      expect(imported.body.code).toBe('conflict');
+      expect(byNumber[0].name).toBe('Made by hand');
+      expect(await partCount(w.id)).toBe(1);
+    }
   });
 });

@@ -9,7 +9,7 @@ import { PartsRepository } from '../parts.repository';
 import type { PartEvents } from '../parts.service';
 import { normaliseHeaders, PART_IMPORT_ALIASES, type PartImportField } from './header-aliases';
 import { openSpreadsheet, type SpreadsheetStream } from './parse-spreadsheet';
-import { PartWriter, storedParts } from './part-import.store';
+import { hasParts, PartWriter, storedParts } from './part-import.store';
 import { type PlanContext, type PlannedRow, planRow, type StoredPart } from './part-import-plan';
 import { columnName, type PartRow, PartRowReader } from './part-rows';
 
@@ -208,17 +208,24 @@ export class PartImportService {
     const writer = pass.write
       ? new PartWriter(manager, target, (highest) => advanceCounters(parts, highest))
       : undefined;
+    // Into a workspace without parts every row is new: its parts are not looked up (a first import,
+    // the bulk load of a catalog, saves a statement per batch). A part someone creates meanwhile
+    // with a number of the file then stops the import at its write (409), as when it is created
+    // between a batch's lookup and its write.
+    const empty = !(await hasParts(this.dataSource.manager, access.id));
     try {
       for await (const batch of sheet) {
         signal?.throwIfAborted();
         const { rows, problems } = reader.read(batch);
         // Read on a pooled connection while the transaction's connection writes earlier batches:
         // only committed parts can be updated (this file's own rows never share a part number).
-        const stored = await storedParts(
-          this.dataSource.manager,
-          access.id,
-          rows.map((r) => r.key),
-        );
+        const stored = empty
+          ? new Map<string, StoredPart>()
+          : await storedParts(
+              this.dataSource.manager,
+              access.id,
+              rows.map((r) => r.key),
+            );
         const planned = await this.check(rows, stored, plan, problems, findings, signal);
         if (!writer || findings.invalidRows > 0) continue;
         const creates = planned.filter((p) => p.kind === 'create');

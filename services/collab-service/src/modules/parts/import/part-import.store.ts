@@ -39,6 +39,15 @@ interface StoredRow {
 }
 
 /** The stored parts of the workspace with these lower-case part numbers, by lower-case number. */
+/** Whether the workspace has any committed part (on a pooled connection: the import's own are not seen). */
+export async function hasParts(manager: EntityManager, workspaceId: string): Promise<boolean> {
+  const [row]: { found: boolean }[] = await manager.query(
+    'SELECT EXISTS (SELECT 1 FROM parts WHERE workspace_id = $1) AS found',
+    [workspaceId],
+  );
+  return row.found;
+}
+
 export async function storedParts(
   manager: EntityManager,
   workspaceId: string,
