@@ -10,6 +10,7 @@ import type { EntityManager } from 'typeorm';
 
 /** A value as one field of COPY's text format (`\N` for null; arrays as array literals; objects as JSON). */
 function copyField(value: unknown): string {
+  if (typeof value === 'string') return escapeCopy(value);
   if (value === null || value === undefined) return '\\N';
   if (typeof value === 'boolean') return value ? 't' : 'f';
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
@@ -19,11 +20,13 @@ function copyField(value: unknown): string {
   return escapeCopy(String(value));
 }
 
-const COPY_SPECIAL = /[\\\t\n\r]/g;
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_SPECIALS = /[\\\t\n\r]/g;
 const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
+/** Most values have nothing to escape: a test costs far less than a replace with a callback. */
 function escapeCopy(text: string): string {
-  return text.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] ?? c);
+  return COPY_SPECIAL.test(text) ? text.replace(COPY_SPECIALS, (c) => COPY_ESCAPES[c] ?? c) : text;
 }
 
 /** A Postgres array literal of text elements: every element quoted, `"` and `\` escaped. */
@@ -44,14 +47,16 @@ export class CopyText {
     this.buffer = Buffer.allocUnsafeSlow(initialBytes);
   }
 
-  /** Appends one row (column values in the statement's order), field by field: no line string is made. */
+  /**
+   * Appends one row (column values in the statement's order). The row's line is written in one call
+   * (a write per field cost more than the line string, which dies young).
+   */
   add(values: readonly unknown[]): void {
-    for (let i = 0; i < values.length; i++) {
-      const field = copyField(values[i]);
-      this.reserve(field.length * 3 + 1); // UTF-8 bytes of a JavaScript string, at most, and the separator
-      this.used += this.buffer.write(field, this.used, 'utf8');
-      this.buffer[this.used++] = i === values.length - 1 ? 0x0a : 0x09;
-    }
+    let line = copyField(values[0]);
+    for (let i = 1; i < values.length; i++) line += `\t${copyField(values[i])}`;
+    line += '\n';
+    this.reserve(line.length * 3); // UTF-8 bytes of a JavaScript string, at most
+    this.used += this.buffer.write(line, this.used, 'utf8');
     this.rows++;
   }
 

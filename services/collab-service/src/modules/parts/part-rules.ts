@@ -58,17 +58,23 @@ const ajv = new Ajv({
   code: { regExp: linearRegExpEngine },
 });
 const compiled = new Map<string, ValidateFunction>();
+/** The validator of each schema object seen (schemas are parsed from stored rules and never changed). */
+const compiledObjects = new WeakMap<object, ValidateFunction>();
 /** Characters one part's attributes may have checked against patterns (tens of ms at most on RE2). */
 const PATTERN_CHARS_PER_PART = 50_000;
 
 /** Compiles (once per distinct schema) a template's JSON Schema; throws on an invalid schema. */
 export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  // The same schema object comes back for every row of an import: known without serialising it.
+  const known = compiledObjects.get(schema);
+  if (known) return known;
   const key = JSON.stringify(schema);
   let validate = compiled.get(key);
   if (!validate) {
     validate = ajv.compile(schema);
     compiled.set(key, validate);
   }
+  compiledObjects.set(schema, validate);
   return validate;
 }
 
