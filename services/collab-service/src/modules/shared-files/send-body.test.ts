@@ -15,13 +15,20 @@ const endless = () =>
 
 describe('sendBody', () => {
   it('settles and stops reading when the client left before the body was ready', async () => {
-    let sent: Promise<void> | undefined;
-    let body: Readable | undefined;
+    let arrived: () => void = () => undefined;
+    const requestArrived = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    let opened: (started: { sent: Promise<void>; body: Readable }) => void = () => undefined;
+    const bodyOpened = new Promise<{ sent: Promise<void>; body: Readable }>((resolve) => {
+      opened = resolve;
+    });
     const server = createServer((_req, res) => {
+      arrived();
       // The body takes a while to open (a database read, a file open); the client gives up meanwhile.
       setTimeout(() => {
-        body = endless();
-        sent = sendBody(body, res as unknown as Response);
+        const body = endless();
+        opened({ sent: sendBody(body, res as unknown as Response), body });
       }, 150);
     }).listen(0, '127.0.0.1');
     await once(server, 'listening');
@@ -29,14 +36,15 @@ describe('sendBody', () => {
     const req = request({ host: '127.0.0.1', port, path: '/' });
     req.on('error', () => undefined);
     req.end();
-    setTimeout(() => req.destroy(), 30);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(sent).toBeDefined();
+      // The client leaves once the server has the request, before its body is ready.
+      await requestArrived;
+      req.destroy();
+      const { sent, body } = await bodyOpened;
       await expect(
         Promise.race([sent, new Promise((_, reject) => setTimeout(() => reject(new Error('hung')), 2_000))]),
       ).resolves.toBeUndefined();
-      expect(body?.destroyed).toBe(true);
+      expect(body.destroyed).toBe(true);
     } finally {
       server.close();
     }
