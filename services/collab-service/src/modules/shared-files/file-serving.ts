@@ -30,13 +30,28 @@ export function servingCors(corsOrigins: string): RequestHandler {
     .split(',')
     .map((o) => o.trim())
     .filter(Boolean);
-  return cors({
-    origin: origins.includes('*') ? '*' : origins,
+  const anyOrigin = origins.includes('*');
+  const exposed = ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length', 'Last-Modified'];
+  const handler = cors({
+    origin: anyOrigin ? '*' : origins,
     methods: ['GET', 'HEAD'],
     allowedHeaders: ['Range', 'If-Range', 'If-None-Match', 'Authorization'],
-    exposedHeaders: ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length', 'Last-Modified'],
+    exposedHeaders: exposed,
     maxAge: 600,
   });
+  // What `cors` answers a GET or HEAD without an Origin (a same-origin or non-browser client, most
+  // reads), set directly: the package works its options out again on every request.
+  const exposedList = exposed.join(',');
+  return (req, res, next) => {
+    if (req.headers.origin !== undefined || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      handler(req, res, next);
+      return;
+    }
+    if (anyOrigin) res.setHeader('Access-Control-Allow-Origin', '*');
+    else res.vary('Origin');
+    res.setHeader('Access-Control-Expose-Headers', exposedList);
+    next();
+  };
 }
 
 /**
@@ -174,6 +189,23 @@ export async function serveFile(
   );
 }
 
+/** The Content-Type header express's `res.type` makes of each stored type (a charset for text types). */
+const contentTypeHeaders = new Map<string, string>();
+const CONTENT_TYPES_KEPT = 256;
+
+/** `res.type(type)`, its header value remembered per type: express parses the type on every call. */
+function setContentType(res: Response, type: string): void {
+  const known = contentTypeHeaders.get(type);
+  if (known !== undefined) {
+    res.setHeader('Content-Type', known);
+    return;
+  }
+  res.type(type);
+  const made = res.getHeader('Content-Type');
+  if (typeof made === 'string' && contentTypeHeaders.size < CONTENT_TYPES_KEPT)
+    contentTypeHeaders.set(type, made);
+}
+
 /** One stored object as a download with Range, validators and the sandboxing CSP (see serveFile). */
 export async function serveBlob(
   blobs: BlobStore,
@@ -183,14 +215,13 @@ export async function serveBlob(
 ): Promise<void> {
   const { size } = blob;
   const etag = `"${blob.sha256}"`;
-  res.set({
-    ETag: etag,
-    'Last-Modified': blob.modified.toUTCString(),
-    'Accept-Ranges': 'bytes',
-    'Cache-Control': 'private, no-cache',
-    'X-Content-Type-Options': 'nosniff',
-    'Content-Security-Policy': SERVE_CSP,
-  });
+  // Plain setHeader: these values need none of express's res.set conversions (this runs per read).
+  res.setHeader('ETag', etag);
+  res.setHeader('Last-Modified', blob.modified.toUTCString());
+  res.setHeader('Accept-Ranges', 'bytes');
+  res.setHeader('Cache-Control', 'private, no-cache');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Content-Security-Policy', SERVE_CSP);
   if (etagMatches(req.get('if-none-match'), etag)) {
     res.status(304).end();
     return;
@@ -205,16 +236,16 @@ export async function serveBlob(
       headers: { 'Content-Range': `bytes */${size}` },
     });
   }
-  res.type(blob.contentType);
-  res.set('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(blob.filename)}`);
+  setContentType(res, blob.contentType);
+  res.setHeader('Content-Disposition', `inline; filename*=UTF-8''${encodeURIComponent(blob.filename)}`);
   if (wanted) {
     const end = wanted.end ?? size - 1;
-    res.status(206).set({
-      'Content-Range': `bytes ${wanted.start}-${end}/${size}`,
-      'Content-Length': String(end - wanted.start + 1),
-    });
+    res.status(206);
+    res.setHeader('Content-Range', `bytes ${wanted.start}-${end}/${size}`);
+    res.setHeader('Content-Length', String(end - wanted.start + 1));
   } else {
-    res.status(200).set('Content-Length', String(size));
+    res.status(200);
+    res.setHeader('Content-Length', String(size));
   }
   if (req.method === 'HEAD' || size === 0) {
     res.end();
