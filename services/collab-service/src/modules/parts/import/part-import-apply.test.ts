@@ -398,6 +398,7 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
       expect(await partCount(w.id)).toBe(20_000);
     } else {
       expect(imported.body.code).toBe('conflict');
+      expect(imported.body.detail).toContain(late.toLowerCase());
       expect(byNumber[0].name).toBe('Made by hand');
       expect(await partCount(w.id)).toBe(1);
     }

@@ -39,6 +39,22 @@ interface StoredRow {
 }
 
 /** The stored parts of the workspace with these lower-case part numbers, by lower-case number. */
+/**
+ * What a failed write tells the importer: a part number of the file that someone took meanwhile (a
+ * part created while the import ran) is a 409 naming it; anything else as it came.
+ */
+function writeError(error: unknown): unknown {
+  const failed = error as { code?: unknown; constraint?: unknown; detail?: unknown } | null;
+  if (failed?.code !== '23505' || failed.constraint !== 'parts_workspace_number_key') return error;
+  const taken =
+    typeof failed.detail === 'string'
+      ? /\)=\([^,]+, (.+)\) already exists/.exec(failed.detail)?.[1]
+      : undefined;
+  return new ConflictError(
+    `Part number ${taken ?? 'of this file'} was created by someone else while the import ran; nothing was imported. Import the file again to update that part.`,
+  );
+}
+
 /** Whether the workspace has any committed part (on a pooled connection: the import's own are not seen). */
 export async function hasParts(manager: EntityManager, workspaceId: string): Promise<boolean> {
   const [row]: { found: boolean }[] = await manager.query(
@@ -216,7 +232,7 @@ export class PartWriter {
         }
         if (updates.length > 0) await updateParts(this.manager, this.context, updates);
       } catch (error) {
-        this.failure ??= { error };
+        this.failure ??= { error: writeError(error) };
       } finally {
         slot.parts.clear();
         this.idle.push(slot);
