@@ -1,6 +1,13 @@
-/** HTTP whitespace and the other characters `\s` matches in an ASCII header value. */
-function isSpace(code: number): boolean {
-  return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+const UNICODE_SPACE = /\s/;
+
+/**
+ * Whether `text[i]` is what `\s` matches: the ASCII spaces checked by code, the Unicode ones (U+00A0,
+ * U+3000, ...: a header read as latin1 can hold U+00A0) by the expression itself.
+ */
+function isWhitespace(text: string, i: number): boolean {
+  const code = text.charCodeAt(i);
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  return UNICODE_SPACE.test(text[i]);
 }
 
 /**
@@ -26,12 +33,8 @@ function parse(header: string | undefined): string | undefined {
   const scheme = header.charCodeAt(0) | 0x20;
   if (scheme !== 0x62 || header.slice(1, 6).toLowerCase() !== 'earer') return undefined;
   let start = 6;
-  while (start < header.length && isSpace(header.charCodeAt(start))) start++;
+  while (start < header.length && isWhitespace(header, start)) start++;
   if (start === 6 || start === header.length) return undefined;
-  for (let i = start; i < header.length; i++) {
-    const code = header.charCodeAt(i);
-    // `\S` refuses the Unicode spaces too; a token of ours never has a non-ASCII character.
-    if (isSpace(code) || (code > 0x7f && /\s/.test(header[i]))) return undefined;
-  }
+  for (let i = start; i < header.length; i++) if (isWhitespace(header, i)) return undefined;
   return header.slice(start);
 }

@@ -194,7 +194,11 @@ export class PartsRepository {
     return part.importId ? [importCreation(part, part.importId, stored), ...stored] : stored;
   }
 
-  /** Appends to the part's audit history (in the scope's transaction). */
+  /**
+   * Appends to the part's audit history (in the scope's transaction), stamped when written: after the
+   * part's row lock, so a part's entries are in the order its changes were made (a transaction's
+   * start time is not: another change may commit between it and the lock).
+   */
   async appendHistory(
     part: PartEntity,
     actorId: string,
@@ -202,7 +206,7 @@ export class PartsRepository {
     changes: Record<string, unknown>,
   ): Promise<void> {
     await this.manager.query(
-      'INSERT INTO part_history (id, part_id, actor, at, action, changes) VALUES ($1, $2, $3, now(), $4, $5)',
+      'INSERT INTO part_history (id, part_id, actor, at, action, changes) VALUES ($1, $2, $3, clock_timestamp(), $4, $5)',
       [newId(), part.id, actorId, action, JSON.stringify(changes)],
     );
   }

@@ -75,6 +75,15 @@ function thousandRows(bad: boolean): { rows: Row[]; badRows: Map<number, string>
   return { rows, badRows };
 }
 
+/** Whether an import is looking its rows' stored parts up now. */
+async function importLookingUp(): Promise<boolean> {
+  const [row] = await stack.collab.deps.dataSource.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND query LIKE '%FROM unnest($2::text[]) AS k(key)%' AND state = 'active' AND pid <> pg_backend_pid()`,
+  );
+  return row.n > 0;
+}
+
 /** Whether an import's COPY into the parts table is running now. */
 async function importWriting(): Promise<boolean> {
   const [row] = await stack.collab.deps.dataSource.query(
@@ -402,5 +411,36 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
       expect(byNumber[0].name).toBe('Made by hand');
       expect(await partCount(w.id)).toBe(1);
     }
+  });
+
+  it('a rename made while a later import runs keeps the history in the order of the changes', async () => {
+    const w = await team();
+    const rows: Row[] = Array.from({ length: 20_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));
+    const first = await upload(w.engineer, w.workspace, csvOf(rows));
+    expect(first.body).toMatchObject({ created: 20_000 });
+    const last = rows[19_999]['Part Number'];
+    const found = await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, q: last });
+    const part = (found.body as PartList).items[0];
+    // The second import renames the last part; a person renames it while that import runs (it
+    // reads the part after the rename, and writes its own rename on top of it).
+    rows[19_999] = { ...rows[19_999], Name: 'Named by the second import' };
+    const importing = upload(w.engineer, w.workspace, csvOf(rows)).then((res) => res);
+    const deadline = Date.now() + 20_000;
+    while (!(await importLookingUp()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(Date.now()).toBeLessThan(deadline);
+    await as(w.engineer)
+      .patch(`/v1/parts/${part.id}`)
+      .send({ workspace: w.workspace, name: 'Named by hand' })
+      .expect(200);
+    const second = await importing;
+    expect(second.body).toMatchObject({ updated: 1 });
+    const detail = (await as(w.viewer).get(`/v1/parts/${part.id}`).query({ workspace: w.workspace }))
+      .body as PartDetail;
+    expect(detail.name).toBe('Named by the second import');
+    expect(detail.history.map((h) => [h.action, h.changes.name])).toEqual([
+      ['import.created', 'Imported part 20000'],
+      ['updated', { from: 'Imported part 20000', to: 'Named by hand' }],
+      ['import.updated', { from: 'Named by hand', to: 'Named by the second import' }],
+    ]);
   });
 });

@@ -51,7 +51,7 @@ function writeError(error: unknown): unknown {
       ? /\)=\([^,]+, (.+)\) already exists/.exec(failed.detail)?.[1]
       : undefined;
   return new ConflictError(
-    `Part number ${taken ?? 'of this file'} was created by someone else while the import ran; nothing was imported. Import the file again to update that part.`,
+    `A part numbered ${taken ? `"${taken}" (compared regardless of case)` : 'as one of this file'} was created by someone else while the import ran; nothing was imported. Import the file again to update that part.`,
   );
 }
 
@@ -315,9 +315,11 @@ async function history(
     part_id: e.partId,
     changes: { ...e.changes, import: { id: context.importId, row: e.row } },
   }));
+  // Stamped when written (after the rows were updated, so after any change they were based on):
+  // history is read in time order, and a part's values at creation are read back from it.
   await manager.query(
     `INSERT INTO part_history (id, part_id, actor, at, action, changes)
-     SELECT r.id, r.part_id, $2, $3, $4, r.changes FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, part_id uuid, changes jsonb)`,
-    [JSON.stringify(rows), context.actorId, context.at, action],
+     SELECT r.id, r.part_id, $2, clock_timestamp(), $3, r.changes FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, part_id uuid, changes jsonb)`,
+    [JSON.stringify(rows), context.actorId, action],
   );
 }
