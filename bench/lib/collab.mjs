@@ -24,7 +24,7 @@ export function rssOf(pid) {
 
 /** CPU time (user + system) a process has used so far, in microseconds (Linux /proc, all its threads). */
 export function cpuMicrosOf(pid) {
-  // Fields after the command (which may hold spaces) : utime and stime are the 12th and 13th.
+  // Fields after the command (which may hold spaces): utime and stime are the 12th and 13th.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;

@@ -16,8 +16,8 @@ import { pipeline } from 'node:stream/promises';
 import { benchSetup, call, pg, root, round2, rssOf, startCollab } from '../lib/collab.mjs';
 
 const { from: copyFrom } = createRequire(join(root, 'packages/platform/package.json'))('pg-copy-streams');
-// Ids as the service makes them (UUIDv7: time-ordered, so index inserts land near each other).
-const { v7 } = createRequire(join(root, 'packages/platform/package.json'))('uuid');
+// Ids as the service makes them (its own UUIDv7: time-ordered, so index inserts land near each other).
+const { newId } = createRequire(import.meta.url)('../../packages/platform/dist/ids.js');
 const rows = Number(process.env.BENCH_ROWS ?? 100_000);
 
 /** Peak resident set of a process so far, in bytes (Linux). */
@@ -94,11 +94,11 @@ function csvFile() {
 
 /** The same rows as COPY text for the parts table, with the columns the import fills (its id and row). */
 function copyText(workspaceId, userId) {
-  const importId = v7();
+  const importId = newId();
   const lines = [];
   for (let i = 1; i <= rows; i++) {
     const p = part(i);
-    const id = v7();
+    const id = newId();
     lines.push(
       [
         id,
@@ -165,7 +165,7 @@ try {
     (
       await client.query(
         `INSERT INTO workspaces (id, name, created_by, created_at) VALUES ($1, $2, $3, now()) RETURNING id`,
-        [v7(), `copy-${randomBytes(4).toString('hex')}`, owner.id],
+        [newId(), `copy-${randomBytes(4).toString('hex')}`, owner.id],
       )
     ).rows[0].id;
   // Each timed step starts after a checkpoint: one that falls inside a step (100,000 indexed rows

@@ -139,8 +139,11 @@ export function entityRows<T extends object>(
   dataSource: DataSource,
   entity: abstract new (...args: never[]) => T,
 ): (row: Record<string, unknown>) => T {
-  const mappers = rowMappers.get(dataSource) ?? new Map<unknown, RowMapper>();
-  rowMappers.set(dataSource, mappers);
+  let mappers = rowMappers.get(dataSource);
+  if (!mappers) {
+    mappers = new Map();
+    rowMappers.set(dataSource, mappers);
+  }
   let mapper = mappers.get(entity);
   if (!mapper) {
     const metadata = dataSource.getMetadata(entity);

@@ -68,7 +68,6 @@ function paging(request: PageRequest) {
 export class TenantsService {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** The caller's role in a tenant, or null when they are not a member. */
   /**
    * Of these user and tenant pairs, the keys `<user>|<tenant>` that are memberships, in one read
    * (a system check across tenants: the WebSocket's periodic recheck of its sockets).
@@ -85,6 +84,7 @@ export class TenantsService {
     return new Set(rows.map((r) => `${r.user_id}|${r.tenant_id}`));
   }
 
+  /** The caller's role in a tenant, or null when they are not a member. */
   async roleOf(manager: EntityManager, userId: string, tenantId: string): Promise<TenantRole | null> {
     const member = await new TenantScope(manager, tenantId).repo(TenantMemberEntity).findOne({ userId });
     return member?.role ?? null;

@@ -30,28 +30,13 @@ export function servingCors(corsOrigins: string): RequestHandler {
     .split(',')
     .map((o) => o.trim())
     .filter(Boolean);
-  const anyOrigin = origins.includes('*');
-  const exposed = ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length', 'Last-Modified'];
-  const handler = cors({
-    origin: anyOrigin ? '*' : origins,
+  return cors({
+    origin: origins.includes('*') ? '*' : origins,
     methods: ['GET', 'HEAD'],
     allowedHeaders: ['Range', 'If-Range', 'If-None-Match', 'Authorization'],
-    exposedHeaders: exposed,
+    exposedHeaders: ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length', 'Last-Modified'],
     maxAge: 600,
   });
-  // What `cors` answers a GET or HEAD without an Origin (a same-origin or non-browser client, most
-  // reads), set directly: the package works its options out again on every request.
-  const exposedList = exposed.join(',');
-  return (req, res, next) => {
-    if (req.headers.origin !== undefined || (req.method !== 'GET' && req.method !== 'HEAD')) {
-      handler(req, res, next);
-      return;
-    }
-    if (anyOrigin) res.setHeader('Access-Control-Allow-Origin', '*');
-    else res.vary('Origin');
-    res.setHeader('Access-Control-Expose-Headers', exposedList);
-    next();
-  };
 }
 
 /**

@@ -19,6 +19,8 @@ import {
   listFiles,
   listTrash,
   restoreFile,
+  SERVE_PATH,
+  SERVE_SIGNED_PATH,
   serve,
   serveSigned,
   signedUrl,
@@ -152,12 +154,7 @@ export const sharedFilesFeature = defineFeature<
           listConflicts(branches),
           resolveConflict(branches),
         ])
-        .concat(
-          servingPreflight(
-            ['/v1/serve/:workspace/:username/:filename', '/v1/serve-signed/:workspace/:username/:filename'],
-            serveCors,
-          ),
-        ),
+        .concat(servingPreflight([SERVE_PATH, SERVE_SIGNED_PATH], serveCors)),
       exports: { files, locks, signer },
     };
   },

@@ -5,7 +5,7 @@ import { servingCors, servingPreflight } from '../shared-files/file-serving';
 import type { SharedFilesExports } from '../shared-files/shared-files.feature';
 import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
 import { CreateModelTranslations1764400000000 } from './migrations/1764400000000-CreateModelTranslations';
-import { lookupModel, serveModel, statusMap, translateFile } from './routes/viewer.routes';
+import { GLB_PATH, lookupModel, serveModel, statusMap, translateFile } from './routes/viewer.routes';
 import { TranslationWorker } from './translation-worker';
 import { TranslationsService } from './translations.service';
 
@@ -59,7 +59,7 @@ export const viewerFeature = defineFeature<
           lookupModel(translations),
           ...serveModel(translations, glbCors),
         ])
-        .concat(servingPreflight(['/api/viewer/models/:id/glb'], glbCors)),
+        .concat(servingPreflight([GLB_PATH], glbCors)),
       consumers: () => worker.register(),
       exports: { translations, worker },
     };

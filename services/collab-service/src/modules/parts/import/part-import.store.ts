@@ -38,7 +38,6 @@ interface StoredRow {
   version: string;
 }
 
-/** The stored parts of the workspace with these lower-case part numbers, by lower-case number. */
 /**
  * What a failed write tells the importer: a part number of the file that someone took meanwhile (a
  * part created while the import ran) is a 409 naming it; anything else as it came.
@@ -64,6 +63,7 @@ export async function hasParts(manager: EntityManager, workspaceId: string): Pro
   return row.found;
 }
 
+/** The stored parts of the workspace with these lower-case part numbers, by lower-case number. */
 export async function storedParts(
   manager: EntityManager,
   workspaceId: string,
@@ -140,31 +140,27 @@ const PARTS_COPY = `COPY parts (id, workspace_id, part_number, name, description
 
 /** Batches that may wait to be written at once: one being written, one filling behind it. */
 const WRITE_SLOTS = 2;
-/** New parts per COPY pair: enough to amortise the statements, small enough to overlap the checks. */
+/** Rows per write (one COPY of new parts, one statement of changed ones): enough to amortise the statements, small enough to overlap the checks. */
 const WRITE_ROWS = 2_000;
-
-/** One batch's new parts, as COPY text. */
-interface Slot {
-  parts: CopyText;
-}
 
 /**
  * Writes an import's rows on its transaction's connection, batch after batch, while the caller
  * checks the next rows: new parts go in with COPY from buffers that are reused (rows waiting for
- * the database are WRITE_SLOTS buffers, not objects the garbage
- * collector would move to its old generation), changed parts with `updateParts`. `add` waits while
+ * the database are WRITE_SLOTS buffers, not objects the garbage collector would move to its old
+ * generation), changed parts with `updateParts`. `add` waits while
  * WRITE_SLOTS batches are waiting. After a failed write nothing more is written and every later
  * call throws its error.
  */
 export class PartWriter {
   private chain: Promise<void> = Promise.resolve();
   private failure: { error: unknown } | undefined;
-  private readonly idle: Slot[] = [];
+  /** COPY text buffers of new parts not in use. */
+  private readonly idle: CopyText[] = [];
   private made = 0;
   private released: (() => void) | undefined;
   /** `context.at` as COPY text, made once. */
   private readonly at: string;
-  private filling: { slot: Slot; updates: Update[]; highest: Map<PartDomain, number> } | undefined;
+  private filling: { parts: CopyText; updates: Update[]; highest: Map<PartDomain, number> } | undefined;
 
   constructor(
     private readonly manager: EntityManager,
@@ -180,8 +176,8 @@ export class PartWriter {
    * text being filled, sent once it holds WRITE_ROWS parts; changed parts go with it.
    */
   async add(creates: Create[], updates: Update[], highest: Map<PartDomain, number>): Promise<void> {
-    if (!this.filling) this.filling = { slot: await this.reserve(), updates: [], highest: new Map() };
-    const { slot } = this.filling;
+    if (!this.filling) this.filling = { parts: await this.reserve(), updates: [], highest: new Map() };
+    const { parts } = this.filling;
     for (const u of updates) this.filling.updates.push(u);
     for (const [domain, value] of highest)
       if (value > (this.filling.highest.get(domain) ?? 0)) this.filling.highest.set(domain, value);
@@ -189,7 +185,7 @@ export class PartWriter {
     for (const c of creates) {
       const id = newId();
       const p = c.part;
-      slot.parts.add([
+      parts.add([
         id,
         context.workspaceId,
         c.partNumber,
@@ -214,7 +210,7 @@ export class PartWriter {
         c.row,
       ]);
     }
-    if (slot.parts.rows + this.filling.updates.length >= WRITE_ROWS) this.send();
+    if (parts.rows + this.filling.updates.length >= WRITE_ROWS) this.send();
   }
 
   /** Sends the rows being filled to be written after those before them. */
@@ -222,20 +218,18 @@ export class PartWriter {
     const filling = this.filling;
     if (!filling) return;
     this.filling = undefined;
-    const { slot, updates, highest } = filling;
+    const { parts, updates, highest } = filling;
     this.chain = this.chain.then(async () => {
       try {
         if (this.failure) return;
         if (highest.size > 0) await this.advanceCounters(highest);
-        if (slot.parts.rows > 0) {
-          await copyRows(this.manager, PARTS_COPY, slot.parts);
-        }
+        if (parts.rows > 0) await copyRows(this.manager, PARTS_COPY, parts);
         if (updates.length > 0) await updateParts(this.manager, this.context, updates);
       } catch (error) {
         this.failure ??= { error: writeError(error) };
       } finally {
-        slot.parts.clear();
-        this.idle.push(slot);
+        parts.clear();
+        this.idle.push(parts);
         this.released?.();
       }
     });
@@ -253,14 +247,14 @@ export class PartWriter {
     return this.chain;
   }
 
-  private async reserve(): Promise<Slot> {
+  private async reserve(): Promise<CopyText> {
     for (;;) {
       if (this.failure) throw this.failure.error;
-      const slot = this.idle.pop();
-      if (slot) return slot;
+      const idle = this.idle.pop();
+      if (idle) return idle;
       if (this.made < WRITE_SLOTS) {
         this.made++;
-        return { parts: new CopyText() };
+        return new CopyText();
       }
       await new Promise<void>((resolve) => {
         this.released = resolve;

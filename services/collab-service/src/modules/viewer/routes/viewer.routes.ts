@@ -81,11 +81,14 @@ export const lookupModel = (translations: TranslationsService) =>
     handler: ({ query, req, workspace }) => translations.lookup(workspace, query, req),
   });
 
+/** The GLB route's path (its CORS preflight is answered at the same path). */
+export const GLB_PATH = '/api/viewer/models/:id/glb';
+
 export function serveModel(translations: TranslationsService, cors: RequestHandler): CollabRoute[] {
   return (['get', 'head'] as const).map((method) =>
     openRoute<unknown, SignedServeQuery>({
       method,
-      path: '/api/viewer/models/:id/glb',
+      path: GLB_PATH,
       summary: 'A translated model’s GLB through its signed URL (no credentials; Range supported)',
       tags: TAGS,
       query: SignedServeQuery,
