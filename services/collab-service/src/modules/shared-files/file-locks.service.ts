@@ -30,6 +30,12 @@ function lockedBy(path: string, held: LockRow | null): ConflictError {
  * callers exactly one wins.
  */
 export class FileLocksService {
+  /**
+   * Lock statements in flight, by workspace and path, each resolving to the lock it took (null when
+   * it took none): attempts that arrive meanwhile wait for that outcome instead of racing it.
+   */
+  private readonly deciding = new Map<string, Promise<LockRow | null>>();
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly events: FileEvents & Pick<CollabEvents, 'within' | 'published'>,
@@ -45,7 +51,13 @@ export class FileLocksService {
     return { lock: lock ? presentLock(lock) : null };
   }
 
-  /** 409 when another user holds a valid lock; the holder re-locking refreshes the ttl. */
+  /**
+   * 409 when another user holds a valid lock; the holder re-locking refreshes the ttl. An attempt
+   * that arrives while another attempt's statement on the path is running is concurrent with it, so
+   * it may be ordered right after it: when that statement took the lock for another user (valid for
+   * at least the minimum ttl), this attempt is a 409 without a statement of its own. Every other case
+   * (the lock taken by the same user, not taken, or a failed statement) goes to the database.
+   */
   async lock(
     actor: CollabUserEntity,
     access: WorkspaceScope,
@@ -53,19 +65,36 @@ export class FileLocksService {
     ttlMs?: number,
   ): Promise<FileLock> {
     const canonical = pathOf(parsePath(path));
+    const key = `${access.id}/${canonical}`;
+    const running = this.deciding.get(key);
+    if (running) {
+      const taken = await running;
+      if (taken && taken.owner_id !== actor.id) throw lockedBy(canonical, taken);
+    }
     // One autocommit statement takes the lock and writes its event (no transaction round trips).
-    const attempt = await this.repo(access).acquire(
+    const attempt = this.repo(access).acquire(
       canonical,
       actor.id,
       actor.username,
       ttlMs ?? LOCK_TTL_DEFAULT_MS,
       (statement) => this.events.within(access.ref, 'lock', { actor, path: canonical }, statement),
     );
-    if (!('won' in attempt)) {
-      throw lockedBy(canonical, attempt.held ?? (await this.repo(access).validLock(canonical)));
+    if (!this.deciding.has(key)) {
+      const outcome = attempt.then(
+        (result) => ('won' in result ? result.won : null),
+        () => null,
+      );
+      this.deciding.set(key, outcome);
+      void outcome.then(() => {
+        if (this.deciding.get(key) === outcome) this.deciding.delete(key);
+      });
+    }
+    const result = await attempt;
+    if (!('won' in result)) {
+      throw lockedBy(canonical, result.held ?? (await this.repo(access).validLock(canonical)));
     }
     this.events.published(access.id);
-    return presentLock(attempt.won);
+    return presentLock(result.won);
   }
 
   /** Releases the caller's lock: another lock id is 403; no valid lock is `{ unlocked: false }`. */

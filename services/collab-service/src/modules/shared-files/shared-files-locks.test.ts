@@ -68,6 +68,54 @@ describe('locks', () => {
     }
   });
 
+  test('attempts racing on one path: the winner’s own attempts refresh its lock, everyone else gets 409', async () => {
+    const [a, b, c] = await Promise.all([collabMember(stack), collabMember(stack), collabMember(stack)]);
+    await addMembers(stack, t.id, [
+      [a, 'engineer'],
+      [b, 'engineer'],
+      [c, 'engineer'],
+    ]);
+    const path = kit.path('someone', 'raced-twice.step');
+    const attempts = (users: TestUser[]) =>
+      Promise.all(users.map((u) => kit.as(u).post('/v1/locks/lock').send({ path })));
+    const answers = await attempts([a, b, a, b, a, b, a, b, a, b, a, b]);
+    const won = answers.filter((r) => r.status === 200);
+    // All of the winner's attempts (the first took the lock, the others refreshed it), none of the other's.
+    expect(won).toHaveLength(6);
+    const winner = (won[0].body as FileLock).owner;
+    expect(new Set(won.map((r) => (r.body as FileLock).lockId)).size).toBe(1);
+    expect(won.every((r) => (r.body as FileLock).owner === winner)).toBe(true);
+    const lost = answers.filter((r) => r.status === 409);
+    expect(lost).toHaveLength(6);
+    for (const r of lost) expect(r.body).toMatchObject({ code: 'conflict', lockedBy: winner });
+
+    // Held by another user before the race: every attempt is a 409 naming the holder.
+    const held = (
+      await kit
+        .as(c)
+        .post('/v1/locks/lock')
+        .send({ path: `${path}.2` })
+        .expect(200)
+    ).body as FileLock;
+    const again = await Promise.all(
+      [a, b, a, b].map((u) =>
+        kit
+          .as(u)
+          .post('/v1/locks/lock')
+          .send({ path: `${path}.2` }),
+      ),
+    );
+    expect(again.map((r) => r.status)).toEqual([409, 409, 409, 409]);
+    for (const r of again)
+      expect(r.body).toMatchObject({ lockedBy: held.owner, lockedUntil: held.expiresAt });
+    // Released: the next attempt takes it.
+    const second = `${path}.2`;
+    await kit.as(c).post('/v1/locks/unlock').send({ path: second, lockId: held.lockId }).expect(200);
+    const taken = await kit.as(a).post('/v1/locks/lock').send({ path: second }).expect(200);
+    const now = await kit.as(b).get('/v1/locks').query({ path: second }).expect(200);
+    expect(now.body.lock).toEqual(taken.body);
+  });
+
   test('while locked, others’ upload, delete, revert and merge get 423; after the ttl the lock is gone', async () => {
     const owner = await kit.username(t.engineer);
     const first = await kit.upload(t.engineer, owner, 'part.step', 'v1').expect(201);
