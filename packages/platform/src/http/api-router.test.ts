@@ -101,3 +101,50 @@ describe('ApiRouter dispatch', () => {
     expect(requestPrefix('/v1/parts/')).toBe('/v1/parts');
   });
 });
+
+describe('ApiRouter cors', () => {
+  // What the `cors` package does, reduced: headers on every answer, 204 for a preflight.
+  const cors: express.RequestHandler = (req, res, next) => {
+    res.set('Access-Control-Allow-Origin', '*');
+    if (req.method === 'OPTIONS') res.status(204).end();
+    else next();
+  };
+  const app = express();
+  const api = new ApiRouter(new OpenApiBuilder({ title: 't', version: '1', description: 'd' }));
+  for (const method of ['get', 'head'] as const) {
+    api.route({
+      method,
+      path: '/v1/serve/:file',
+      summary: 'serve',
+      responses: { 200: { description: 'ok' } },
+      cors,
+      before: [(req, res, next) => (req.headers.authorization ? next() : res.status(401).json({}))],
+      handler: () => ({ served: true }),
+    });
+  }
+  api.route({
+    method: 'get',
+    path: '/v1/other',
+    summary: 'other',
+    responses: { 200: { description: 'ok' } },
+    handler: () => ({}),
+  });
+  api.attach(app);
+
+  it('answers the preflight of a path whose routes declare cors, and no other', async () => {
+    const preflight = await request(app).options('/v1/serve/a.step');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe('*');
+    const other = await request(app).options('/v1/other');
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('runs cors before the route’s own middleware: a refusal carries its headers too', async () => {
+    const refused = await request(app).get('/v1/serve/a.step');
+    expect(refused.status).toBe(401);
+    expect(refused.headers['access-control-allow-origin']).toBe('*');
+    const served = await request(app).get('/v1/serve/a.step').set('Authorization', 'x');
+    expect(served.body).toEqual({ served: true });
+    expect(served.headers['access-control-allow-origin']).toBe('*');
+  });
+});

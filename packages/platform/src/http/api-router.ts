@@ -65,6 +65,12 @@ export interface RouteSpec<Body = unknown, Query = RawQuery> extends Omit<Operat
   before?: RequestHandler[];
   /** A limiter from createRateLimiter is in `before`: documents the 429 answer. */
   rateLimited?: boolean;
+  /**
+   * Cross-origin access (the `cors` package's middleware): runs first, so every answer of the route
+   * carries its headers (a 401 too), and answers the path's preflight (OPTIONS), which a browser
+   * sends before a request with Authorization, If-Range or a Range it does not deem simple.
+   */
+  cors?: RequestHandler;
   /** Body and query fields the DTOs do not declare: refused (default) or ignored. */
   unknownFields?: UnknownFields;
   handler: RouteHandler<Body, Query>;
@@ -96,11 +102,13 @@ function stringParams(params: Request['params']): Record<string, string> {
  */
 export class ApiRouter {
   private readonly routes: { method: Method; path: string; handlers: RequestHandler[] }[] = [];
+  /** The CORS middleware of each path whose routes declare one: it answers the path's preflight. */
+  private readonly preflights = new Map<string, RequestHandler>();
 
   constructor(private readonly openapi: OpenApiBuilder) {}
 
   route<Body = unknown, Query = RawQuery>(spec: RouteSpec<Body, Query>): this {
-    const { before = [], handler, rateLimited, unknownFields, status: _status, ...operation } = spec;
+    const { before = [], handler, rateLimited, unknownFields, cors, status: _status, ...operation } = spec;
     const status = successStatus(spec);
     const responses = { ...operation.responses };
     // Every operation can fail with the shared error body; document it once here. Any request can
@@ -143,8 +151,9 @@ export class ApiRouter {
     this.routes.push({
       method: operation.method,
       path: operation.path,
-      handlers: [...before, ...validators, answer],
+      handlers: [...(cors ? [cors] : []), ...before, ...validators, answer],
     });
+    if (cors) this.preflights.set(operation.path, cors);
     return this;
   }
 
@@ -175,9 +184,10 @@ export class ApiRouter {
     const groups = new Map<string, Router>();
     for (const { key } of keyed) if (key !== null && !groups.has(key)) groups.set(key, routerOf(key));
     const rest = keyed.some(({ key }) => key === null) ? routerOf(null) : null;
+    for (const [path, cors] of this.preflights) app.options(path, cors);
     app.use((req, res, next) => {
-      // No route answers OPTIONS (there is no such method among them), and a router would: it answers
-      // an OPTIONS request it has a path for with its own Allow list.
+      // No route takes OPTIONS (the preflights of routes with `cors` are answered above), and a router
+      // would: it answers an OPTIONS request it has a path for with its own Allow list.
       if (req.method === 'OPTIONS') return next();
       const router = groups.get(requestPrefix(req.path, options.caseSensitive)) ?? rest;
       if (router) router(req, res, next);

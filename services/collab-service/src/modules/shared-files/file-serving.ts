@@ -7,7 +7,6 @@ import {
   ForbiddenError,
   NotFoundError,
   parseRangeHeader,
-  type RouteMount,
   ValidationError,
 } from '@hwp/platform';
 import cors from 'cors';
@@ -22,8 +21,7 @@ const DEFAULT_SIGNED_TTL_MS = 15 * 60 * 1000;
 
 /**
  * CORS of the routes that serve bytes (GET/HEAD with ranges) to the configured origins (`*`: any), for
- * their answers and their preflight (OPTIONS: 204, see servingPreflight): a browser asks first
- * before a request with Authorization, If-Range, If-None-Match or a Range it does not deem simple.
+ * their answers and their preflight (OPTIONS: 204; the routes declare it as their `cors`).
  */
 export function servingCors(corsOrigins: string): RequestHandler {
   const origins = corsOrigins
@@ -37,16 +35,6 @@ export function servingCors(corsOrigins: string): RequestHandler {
     exposedHeaders: ['Content-Range', 'Accept-Ranges', 'ETag', 'Content-Length', 'Last-Modified'],
     maxAge: 600,
   });
-}
-
-/**
- * Answers the CORS preflight of serving paths with `cors` (no API route takes OPTIONS, so it would
- * otherwise be a 404 without CORS headers and the browser would refuse the request that follows).
- */
-export function servingPreflight(paths: string[], cors: RequestHandler): RouteMount {
-  return (_api, app) => {
-    app.options(paths, cors);
-  };
 }
 
 /** `/v1/serve/<workspace>/<username>/<filename>` with each segment percent-encoded: what a signature covers. */

@@ -74,6 +74,12 @@ describe('serving with Range', () => {
     expect(res.headers['access-control-expose-headers']).toEqual(expect.stringContaining('ETag'));
     const other = await get({ Origin: 'https://evil.example' }).expect(200);
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    // A refusal too: the browser lets the page read the 401 instead of reporting a CORS failure.
+    const anonymous = await request(stack.collab.app)
+      .get(url)
+      .set('Origin', 'https://viewer.example')
+      .expect(401);
+    expect(anonymous.headers['access-control-allow-origin']).toBe('https://viewer.example');
   });
 
   test('the CORS preflight of a serving URL is answered for CORS_ORIGINS only', async () => {

@@ -9,7 +9,7 @@ import { WorkspaceScope } from '../workspaces/workspace-scope';
 import { FileBranchesService } from './file-branches.service';
 import { FileComments } from './file-comments.service';
 import { FileLocksService } from './file-locks.service';
-import { servingCors, servingPreflight, UrlSigner } from './file-serving';
+import { servingCors, UrlSigner } from './file-serving';
 import { CreateSharedFiles1764200000000 } from './migrations/1764200000000-CreateSharedFiles';
 import { fromPath, workspaceLimiter } from './routes/file-routing';
 import {
@@ -19,8 +19,6 @@ import {
   listFiles,
   listTrash,
   restoreFile,
-  SERVE_PATH,
-  SERVE_SIGNED_PATH,
   serve,
   serveSigned,
   signedUrl,
@@ -121,40 +119,38 @@ export const sharedFilesFeature = defineFeature<
       return rows[0] ? new WorkspaceScope(dataSource.manager, { ...rows[0], role: 'viewer' }) : null;
     };
     return {
-      routes: access
-        .routes([
-          uploadFile(files, maxBytes, uploadLimit),
-          uploadFiles(files, maxBytes, uploadLimit),
-          listFiles(files),
-          listAllFiles(files),
-          textPreview(files),
-          fileMeta(files),
-          deleteFile(files),
-          ...serve(files, serveCors),
-          signedUrl(signer, config.PUBLIC_BASE_URL),
-          ...serveSigned(files, signer, serveCors, scopeOf),
-          listTrash(files),
-          restoreFile(files),
-          listVersions(files),
-          timeline(files),
-          revert(files),
-          listBranches(branches),
-          createBranch(branches),
-          deleteBranch(branches),
-          merge(branches),
-          listComments(comments),
-          postComment(comments, commentLimit),
-          currentLock(locks),
-          lock(locks),
-          unlock(locks),
-          forceUnlock(locks),
-          requestLock(locks, requestLimit),
-          lockAll(locks),
-          unlockAll(locks),
-          listConflicts(branches),
-          resolveConflict(branches),
-        ])
-        .concat(servingPreflight([SERVE_PATH, SERVE_SIGNED_PATH], serveCors)),
+      routes: access.routes([
+        uploadFile(files, maxBytes, uploadLimit),
+        uploadFiles(files, maxBytes, uploadLimit),
+        listFiles(files),
+        listAllFiles(files),
+        textPreview(files),
+        fileMeta(files),
+        deleteFile(files),
+        ...serve(files, serveCors),
+        signedUrl(signer, config.PUBLIC_BASE_URL),
+        ...serveSigned(files, signer, serveCors, scopeOf),
+        listTrash(files),
+        restoreFile(files),
+        listVersions(files),
+        timeline(files),
+        revert(files),
+        listBranches(branches),
+        createBranch(branches),
+        deleteBranch(branches),
+        merge(branches),
+        listComments(comments),
+        postComment(comments, commentLimit),
+        currentLock(locks),
+        lock(locks),
+        unlock(locks),
+        forceUnlock(locks),
+        requestLock(locks, requestLimit),
+        lockAll(locks),
+        unlockAll(locks),
+        listConflicts(branches),
+        resolveConflict(branches),
+      ]),
       exports: { files, locks, signer },
     };
   },

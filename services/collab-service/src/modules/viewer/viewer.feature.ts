@@ -1,11 +1,11 @@
 import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
-import { servingCors, servingPreflight } from '../shared-files/file-serving';
+import { servingCors } from '../shared-files/file-serving';
 import type { SharedFilesExports } from '../shared-files/shared-files.feature';
 import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
 import { CreateModelTranslations1764400000000 } from './migrations/1764400000000-CreateModelTranslations';
-import { GLB_PATH, lookupModel, serveModel, statusMap, translateFile } from './routes/viewer.routes';
+import { lookupModel, serveModel, statusMap, translateFile } from './routes/viewer.routes';
 import { TranslationWorker } from './translation-worker';
 import { TranslationsService } from './translations.service';
 
@@ -50,16 +50,13 @@ export const viewerFeature = defineFeature<
         time: deps.metrics.time,
       },
     );
-    const glbCors = servingCors(config.CORS_ORIGINS);
     return {
-      routes: access
-        .routes([
-          translateFile(translations),
-          statusMap(translations),
-          lookupModel(translations),
-          ...serveModel(translations, glbCors),
-        ])
-        .concat(servingPreflight([GLB_PATH], glbCors)),
+      routes: access.routes([
+        translateFile(translations),
+        statusMap(translations),
+        lookupModel(translations),
+        ...serveModel(translations, servingCors(config.CORS_ORIGINS)),
+      ]),
       consumers: () => worker.register(),
       exports: { translations, worker },
     };

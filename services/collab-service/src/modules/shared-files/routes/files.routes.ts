@@ -303,15 +303,11 @@ const SERVED = {
   416: { description: 'The range starts past the end (Content-Range: bytes */size)', schema: ErrorBodyDto },
 };
 
-/** The serving routes' paths (their CORS preflight is answered at the same paths). */
-export const SERVE_PATH = '/v1/serve/:workspace/:username/:filename';
-export const SERVE_SIGNED_PATH = '/v1/serve-signed/:workspace/:username/:filename';
-
 export function serve(files: SharedFilesService, cors: RequestHandler): CollabRoute[] {
   return (['get', 'head'] as const).map((method) =>
     memberRoute({
       method,
-      path: SERVE_PATH,
+      path: '/v1/serve/:workspace/:username/:filename',
       summary: method === 'get' ? 'Serve a file with Range support' : 'The headers GET would send',
       description:
         'Range per DECISIONS.md 6; ETag and Last-Modified, 304 on If-None-Match; CORS for CORS_ORIGINS exposing ' +
@@ -319,7 +315,7 @@ export function serve(files: SharedFilesService, cors: RequestHandler): CollabRo
       tags: TAGS,
       role: 'viewer',
       workspace: fromParam('workspace'),
-      before: [cors],
+      cors,
       responses: SERVED,
       handler: ({ params, req, res, workspace }) =>
         serveFile(
@@ -364,13 +360,13 @@ export function serveSigned(
   return (['get', 'head'] as const).map((method) =>
     openRoute<unknown, SignedServeQuery>({
       method,
-      path: SERVE_SIGNED_PATH,
+      path: '/v1/serve-signed/:workspace/:username/:filename',
       summary: 'Serve a file through a signed URL (no credentials)',
       description:
         'A changed character in the path or signature: 403; past `expires`: 410. Then as /v1/serve.',
       tags: TAGS,
       query: SignedServeQuery,
-      before: [cors],
+      cors,
       responses: {
         ...SERVED,
         403: { description: 'The signature does not match', schema: ErrorBodyDto },

@@ -81,18 +81,15 @@ export const lookupModel = (translations: TranslationsService) =>
     handler: ({ query, req, workspace }) => translations.lookup(workspace, query, req),
   });
 
-/** The GLB route's path (its CORS preflight is answered at the same path). */
-export const GLB_PATH = '/api/viewer/models/:id/glb';
-
 export function serveModel(translations: TranslationsService, cors: RequestHandler): CollabRoute[] {
   return (['get', 'head'] as const).map((method) =>
     openRoute<unknown, SignedServeQuery>({
       method,
-      path: GLB_PATH,
+      path: '/api/viewer/models/:id/glb',
       summary: 'A translated model’s GLB through its signed URL (no credentials; Range supported)',
       tags: TAGS,
       query: SignedServeQuery,
-      before: [cors],
+      cors,
       responses: {
         200: binaryResponse('The GLB', 'model/gltf-binary'),
         206: binaryResponse('A range of it', 'model/gltf-binary'),
