@@ -25,6 +25,11 @@ export function bearerToken(header: string | undefined): string | undefined {
   return lastToken;
 }
 
+/** The bearer token of a request's Authorization header (see bearerToken), or undefined. */
+export function bearerOf(req: { headers: { authorization?: string } }): string | undefined {
+  return bearerToken(req.headers.authorization);
+}
+
 let lastHeader: string | undefined;
 let lastToken: string | undefined;
 

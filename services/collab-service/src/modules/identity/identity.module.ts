@@ -11,7 +11,7 @@ import {
   type AccessTokenVerifier,
   type ApiRouter,
   AppError,
-  bearerToken,
+  bearerOf,
   createAccessTokenVerifier,
   createUnauthenticatedLimiter,
   type PlatformDeps,
@@ -78,8 +78,6 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     logger: deps.logger,
   });
   const cookies = createCookieSessions(deps);
-
-  const bearerOf = (req: Request) => bearerToken(req.headers.authorization);
 
   /** A token signed by the API host whose session has not ended (401 otherwise). */
   async function verifyLive(token: string) {

@@ -1,5 +1,5 @@
 import { type CollabEventPublishedData, RoutingKeys } from '@hwp/contracts';
-import { type ApiRouter, bearerToken, defineFeature, ForbiddenError, type RouteMount } from '@hwp/platform';
+import { type ApiRouter, bearerOf, defineFeature, ForbiddenError, type RouteMount } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import type { CollabConfig } from '../../config';
 import type { IdentityModule } from '../identity/identity.module';
@@ -15,8 +15,6 @@ export interface WorkspaceAccessExports {
   /** Mounts a feature's routes, in order: signed in, then the workspace role each route names. */
   routes(list: CollabRoute[]): RouteMount[];
 }
-
-const bearerOf = (req: Request) => bearerToken(req.headers.authorization);
 
 /**
  * The role check every workspace route goes through (DECISIONS.md section 4), and workspace API keys:

@@ -71,14 +71,21 @@ function withUser<Body, Query>(
   return extended;
 }
 
+/** The input with the workspace the role check let the caller in (in place, see withUser). */
+function withWorkspace<Input extends RouteInput<unknown, unknown>>(
+  input: Input,
+): Input & { workspace: WorkspaceScope } {
+  const extended = input as Input & { workspace: WorkspaceScope };
+  extended.workspace = requestWorkspace(input.req);
+  return extended;
+}
+
 /** The input with the caller and the workspace the role check let them into (in place, see withUser). */
 function withMember<Body, Query>(
   routing: CollabRouting,
   input: RouteInput<Body, Query>,
 ): MemberRouteInput<Body, Query> {
-  const extended = withUser(routing, input) as MemberRouteInput<Body, Query>;
-  extended.workspace = requestWorkspace(input.req);
-  return extended;
+  return withWorkspace(withUser(routing, input));
 }
 
 /** A route open to anyone (no sign-in): the spec as the router takes it. */
@@ -144,10 +151,6 @@ export function readRoute<Body = unknown, Query = RawQuery>(spec: ReadRouteSpec<
         404: { description: 'No such workspace among the caller’s (or the key’s)', schema: ErrorBodyDto },
         ...rest.responses,
       },
-      handler: (input) => {
-        const extended = input as RouteInput<Body, Query> & { workspace: WorkspaceScope };
-        extended.workspace = requestWorkspace(input.req);
-        return handler(extended);
-      },
+      handler: (input) => handler(withWorkspace(input)),
     });
 }
