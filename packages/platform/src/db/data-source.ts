@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { DataSource, EntityManager, type MixedList } from 'typeorm';
+import { CallbackQueryClient } from './pg-client';
 
 /** An entity or migration class. */
 export type ClassType = abstract new (...args: never[]) => unknown;
@@ -31,7 +32,8 @@ export function createDataSource(settings: DataSourceSettings): DataSource {
     logging: false,
     applicationName: settings.applicationName,
     poolSize: settings.poolSize ?? 10,
-    extra: { connectionTimeoutMillis: 5_000 },
+    // The pool's connections are CallbackQueryClients: results do not outlive their use (pg-client.ts).
+    extra: { connectionTimeoutMillis: 5_000, Client: CallbackQueryClient },
   });
 }
 

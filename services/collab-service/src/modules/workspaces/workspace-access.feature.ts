@@ -1,6 +1,6 @@
 import { type CollabEventPublishedData, RoutingKeys } from '@hwp/contracts';
 import { type ApiRouter, bearerOf, defineFeature, ForbiddenError, type RouteMount } from '@hwp/platform';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { CollabConfig } from '../../config';
 import type { IdentityModule } from '../identity/identity.module';
 import { ApiKeys, isApiKey, WorkspaceApiKeyEntity } from './api-keys';

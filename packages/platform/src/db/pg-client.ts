@@ -1,0 +1,39 @@
+import { Client } from 'pg';
+
+type QueryCallback = (error: Error | null, result: unknown) => void;
+type QueryMethod = (this: Client, config: unknown, values?: unknown, callback?: unknown) => unknown;
+
+const callbackForm = Client.prototype.query as unknown as QueryMethod;
+
+/**
+ * pg's Client whose promise form of `query` (the form TypeORM uses) runs through pg's callback form.
+ *
+ * pg's own promise form constructs the query object first and assigns its callback afterwards, from
+ * the promise's executor. On Node 20 (V8 11.3) that pattern keeps every query's result reachable
+ * until the next full collection: all of it (rows, strings, dates) survives two young-generation
+ * collections and is promoted to the old generation. In the parts-search bench that was ~1.9 MB
+ * promoted per scavenge (5-8 ms pauses, ~2 MB of old-generation growth each time); through the
+ * callback form, which gives the callback to the query's constructor, ~6 KB and 1-3 ms. The same
+ * pattern reproduces with plain objects, without pg. Results and errors are pg's own.
+ */
+export class CallbackQueryClient extends Client {}
+
+function query(this: Client, config: unknown, values?: unknown, callback?: unknown): unknown {
+  const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
+  if (callback !== undefined || typeof values === 'function' || submittable)
+    return callbackForm.call(this, config, values, callback);
+  return new Promise((resolve, reject) => {
+    const done: QueryCallback = (error, result) => (error ? reject(error) : resolve(result));
+    callbackForm.call(this, config, values, done);
+  }).catch((error: Error) => {
+    // As pg's promise form: a stack that leads back to the caller rather than to the socket's read.
+    Error.captureStackTrace(error);
+    throw error;
+  });
+}
+
+Object.defineProperty(CallbackQueryClient.prototype, 'query', {
+  value: query,
+  writable: true,
+  configurable: true,
+});
