@@ -1,8 +1,8 @@
-import { Query } from 'pg';
+import { Client, Query } from 'pg';
 import type { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../test-kit/database';
 import { createDataSource } from './data-source';
-import { CallbackQueryClient } from './pg-client';
+import { CallbackQueryClient, pgTypes } from './pg-client';
 
 let db: TestDatabase;
 let dataSource: DataSource;
@@ -12,7 +12,7 @@ beforeAll(async () => {
   db = await createTestDatabase('pgclient');
   dataSource = createDataSource({ url: db.url, entities: [], migrations: [] });
   await dataSource.initialize();
-  client = new CallbackQueryClient({ connectionString: db.url });
+  client = new CallbackQueryClient({ connectionString: db.url, types: pgTypes });
   await client.connect();
 });
 
@@ -66,5 +66,32 @@ describe('CallbackQueryClient', () => {
       client.query(query);
     });
     expect(rows).toEqual([{ g: 1 }, { g: 2 }]);
+  });
+
+  it("reads timestamps as pg's own parsers do", async () => {
+    const sql = `SELECT v::timestamptz AS tz, w::timestamp AS ts FROM (VALUES
+      ('2026-11-27 11:10:51.123456+00', '2026-11-27 11:10:51.123456'),
+      ('2026-11-27 11:10:51+05:30', '1999-12-31 23:59:59'),
+      ('2026-06-01 00:00:00.5-03', '2026-06-01 00:00:00.5'),
+      ('0099-01-01 00:00:00+00', '0099-01-01 00:00:00'),
+      ('0044-03-15 12:00:00+00 BC', '0044-03-15 12:00:00 BC'),
+      ('12026-11-27 11:10:51+00', '12026-11-27 11:10:51'),
+      ('infinity', 'infinity'),
+      ('-infinity', '-infinity')) AS t(v, w)`;
+    const plain = new Client({ connectionString: db.url });
+    await plain.connect();
+    try {
+      const expected = (await plain.query(sql)).rows;
+      for (const timeZone of ['UTC', 'Asia/Kolkata']) {
+        await client.query(`SET TIME ZONE '${timeZone}'`);
+        await plain.query(`SET TIME ZONE '${timeZone}'`);
+        expect((await client.query(sql)).rows).toEqual((await plain.query(sql)).rows);
+      }
+      expect(expected[0].tz).toEqual(new Date('2026-11-27T11:10:51.123Z'));
+      expect(expected[6]).toEqual({ tz: Infinity, ts: Infinity });
+      expect(await dataSource.query(sql)).toEqual(expected);
+    } finally {
+      await plain.end();
+    }
   });
 });

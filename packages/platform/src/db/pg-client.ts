@@ -1,4 +1,5 @@
-import { Client } from 'pg';
+import { Client, type CustomTypesConfig, types } from 'pg';
+import parseDate from 'postgres-date';
 
 type QueryCallback = (error: Error | null, result: unknown) => void;
 type QueryMethod = (this: Client, config: unknown, values?: unknown, callback?: unknown) => unknown;
@@ -37,3 +38,18 @@ Object.defineProperty(CallbackQueryClient.prototype, 'query', {
   writable: true,
   configurable: true,
 });
+
+const TIMESTAMPTZ = 1184;
+const TIMESTAMP = 1114;
+
+/**
+ * pg's type parsers, with `timestamptz` and `timestamp` read by postgres-date 2 (a character scanner,
+ * about twice as fast as the regular expression of the 1.x that pg-types 2 bundles; same dates,
+ * `Infinity` for 'infinity'). A page of parts has two per row.
+ */
+export const pgTypes: CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    (oid === TIMESTAMPTZ || oid === TIMESTAMP) && format !== 'binary'
+      ? parseDate
+      : types.getTypeParser(oid, format)) as CustomTypesConfig['getTypeParser'],
+};
