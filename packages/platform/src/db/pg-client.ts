@@ -10,9 +10,9 @@ const callbackForm = Client.prototype.query as unknown as QueryMethod;
  * pg's Client whose promise form of `query` (the form TypeORM uses) runs through pg's callback form.
  *
  * pg's own promise form constructs the query object first and assigns its callback afterwards, from
- * the promise's executor. On Node 20 (V8 11.3) that pattern keeps every query's result reachable
- * until the next full collection: all of it (rows, strings, dates) survives two young-generation
- * collections and is promoted to the old generation. In the parts-search bench that was ~1.9 MB
+ * the promise's executor. On Node 20 (V8 11.3) every result of that form (rows, strings, dates)
+ * survives the young-generation collections, long after its query ended, and is promoted to the old
+ * generation, where only a full collection frees it. In the parts-search bench that was ~1.9 MB
  * promoted per scavenge (5-8 ms pauses, ~2 MB of old-generation growth each time); through the
  * callback form, which gives the callback to the query's constructor, ~6 KB and 1-3 ms. The same
  * pattern reproduces with plain objects, without pg. Results and errors are pg's own.
