@@ -1,17 +1,18 @@
-// How long the results of pg queries stay on the heap: the platform's CallbackQueryClient (the pool's
-// connection class, packages/platform/src/db/pg-client.ts) against pg's own Client in its promise form,
-// the baseline, each in a process of its own, in the same run. Each runs BENCH_PG_QUERIES (5,000)
+// How long the results of pg queries stay on the heap: the platform's CallbackQueryClient with its type
+// parsers (the pool's connections, packages/platform/src/db/pg-client.ts; from the built dist) against
+// pg's own Client in its promise form, the baseline, each in a process of its own, in the same run. Each runs BENCH_PG_QUERIES (5,000)
 // queries of 50 rows x 12 columns one after the other (real Postgres, BENCH_POSTGRES_URL), using each
 // result and dropping it, with a 1 ms pause between queries as between requests. Figures: bytes promoted
 // to the old generation per query (V8's --trace-gc-nvp `promoted`, summed over the young-generation
-// collections) and the young-generation pause per query; with their ratio to the baseline.
+// collections), the young-generation pause per query and the full collections' pause per query (what
+// the promoted results cost later); with their ratios to the baseline.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { root, round2 } from '../lib/collab.mjs';
+import { postgresUrl as url } from '../lib/postgres.mjs';
 
 const queries = Number(process.env.BENCH_PG_QUERIES ?? 5000);
-const url = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SQL = `SELECT g AS id, 'PRT-' || lpad(g::text, 7, '0') AS part_number, 'Hex bolt M4x16 rev ' || g AS name,
   now() AS created_at, now() AS updated_at, ARRAY['bench', 'batch-' || g] AS tags, '{"k": 1}'::jsonb AS attributes,
   'Acme' AS manufacturer_name, 'MPN' || g AS manufacturer_part_number, (g / 10.0)::numeric(18, 6) AS unit_cost,
@@ -20,8 +21,11 @@ const SQL = `SELECT g AS id, 'PRT-' || lpad(g::text, 7, '0') AS part_number, 'He
 async function child(kind) {
   const platform = createRequire(join(root, 'packages/platform/package.json'));
   const { Client } = platform('pg');
-  const { CallbackQueryClient } = platform(join(root, 'packages/platform/dist/db/pg-client.js'));
-  const client = new (kind === 'callback' ? CallbackQueryClient : Client)({ connectionString: url });
+  const { CallbackQueryClient, pgTypes } = platform(join(root, 'packages/platform/dist/db/pg-client.js'));
+  const client =
+    kind === 'callback'
+      ? new CallbackQueryClient({ connectionString: url, types: pgTypes })
+      : new Client({ connectionString: url });
   await client.connect();
   let rows = 0;
   for (let i = 0; i < queries; i++) {
@@ -46,18 +50,29 @@ function measure(kind) {
   let promoted = 0;
   let pauseMs = 0;
   let scavenges = 0;
+  let fullPauseMs = 0;
+  let fullCollections = 0;
   for (const line of run.stdout.split('\n')) {
-    if (!line.includes(' gc=s ')) continue;
-    scavenges++;
-    promoted += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
-    pauseMs += Number(/ pause=([\d.]+)/.exec(line)?.[1] ?? 0);
+    const pause = Number(/ pause=([\d.]+)/.exec(line)?.[1] ?? 0);
+    if (line.includes(' gc=s ')) {
+      scavenges++;
+      promoted += Number(/ promoted=(\d+)/.exec(line)?.[1] ?? 0);
+      pauseMs += pause;
+    } else if (line.includes(' gc=mc ')) {
+      fullCollections++;
+      fullPauseMs += pause;
+    }
   }
   return {
     promotedBytesPerQuery: Math.round(promoted / queries),
     scavengePauseUsPerQuery: round2((pauseMs * 1000) / queries),
+    fullGcPauseUsPerQuery: round2((fullPauseMs * 1000) / queries),
     scavenges,
+    fullCollections,
   };
 }
+
+const ratio = (a, b) => (b > 0 ? round2(a / b) : null);
 
 if (process.argv[2]) {
   await child(process.argv[2]);
@@ -71,9 +86,12 @@ if (process.argv[2]) {
       ...platform,
       baselinePromotedBytesPerQuery: baseline.promotedBytesPerQuery,
       baselineScavengePauseUsPerQuery: baseline.scavengePauseUsPerQuery,
+      baselineFullGcPauseUsPerQuery: baseline.fullGcPauseUsPerQuery,
       baselineScavenges: baseline.scavenges,
-      promotedRatio: round2(platform.promotedBytesPerQuery / Math.max(1, baseline.promotedBytesPerQuery)),
-      pauseRatio: round2(platform.scavengePauseUsPerQuery / baseline.scavengePauseUsPerQuery),
+      baselineFullCollections: baseline.fullCollections,
+      promotedRatio: ratio(platform.promotedBytesPerQuery, baseline.promotedBytesPerQuery),
+      pauseRatio: ratio(platform.scavengePauseUsPerQuery, baseline.scavengePauseUsPerQuery),
+      fullGcPauseRatio: ratio(platform.fullGcPauseUsPerQuery, baseline.fullGcPauseUsPerQuery),
       baseline: "pg's Client, promise form (client.query(text))",
     }),
   );

@@ -66,6 +66,22 @@ describe('CallbackQueryClient', () => {
       client.query(query);
     });
     expect(rows).toEqual([{ g: 1 }, { g: 2 }]);
+    const viaConfig = await new Promise((resolve, reject) =>
+      client.query({
+        text: 'SELECT 2 AS two',
+        callback: (error: Error | null, result: { rows: unknown[] }) =>
+          error ? reject(error) : resolve(result.rows),
+      } as never),
+    );
+    expect(viaConfig).toEqual([{ two: 2 }]);
+  });
+
+  it('refuses a missing query at once and answers a closed client with a rejection', async () => {
+    expect(() => client.query(null as never)).toThrow('Client was passed a null or undefined query');
+    const closed = new CallbackQueryClient({ connectionString: db.url });
+    await closed.connect();
+    await closed.end();
+    await expect(closed.query('SELECT 1')).rejects.toThrow('Client was closed and is not queryable');
   });
 
   it("reads timestamps as pg's own parsers do", async () => {

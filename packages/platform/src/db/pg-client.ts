@@ -19,11 +19,22 @@ const callbackForm = Client.prototype.query as unknown as QueryMethod;
  */
 export class CallbackQueryClient extends Client {}
 
+/**
+ * pg's callback form as it is for what it handles itself: a callback (as an argument or in the config),
+ * a submittable (cursor, stream, COPY), and a missing query (which pg refuses by throwing at once).
+ */
+function callbackFormFits(config: unknown, values: unknown, callback: unknown): boolean {
+  if (callback !== undefined || typeof values === 'function' || config === null || config === undefined)
+    return true;
+  const fields = config as { submit?: unknown; callback?: unknown };
+  return typeof fields.submit === 'function' || typeof fields.callback === 'function';
+}
+
 function query(this: Client, config: unknown, values?: unknown, callback?: unknown): unknown {
-  const submittable = typeof (config as { submit?: unknown } | null)?.submit === 'function';
-  if (callback !== undefined || typeof values === 'function' || submittable)
-    return callbackForm.call(this, config, values, callback);
-  return new Promise((resolve, reject) => {
+  if (callbackFormFits(config, values, callback)) return callbackForm.call(this, config, values, callback);
+  // pg's promise class (its `Promise` option), as its own promise form uses.
+  const PromiseClass = (this as unknown as { _Promise?: PromiseConstructor })._Promise ?? Promise;
+  return new PromiseClass((resolve, reject) => {
     const done: QueryCallback = (error, result) => (error ? reject(error) : resolve(result));
     callbackForm.call(this, config, values, done);
   }).catch((error: Error) => {
