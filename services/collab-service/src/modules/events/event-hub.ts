@@ -2,13 +2,13 @@ import type { CollabEvent, CollabEventPublishedData } from '@hwp/contracts';
 import type { Logger } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { EventLogRepository, LoggedEvent } from './event-log.repository';
-import type { EventSink } from './event-stream';
+import { type EncodedMessage, type EventSink, encodeMessage } from './event-stream';
 
 /** An event as written to the streams: serialised and encoded once, whatever the number of clients. */
 interface Frame {
   id: number;
   recipientId: string | null;
-  bytes: Buffer;
+  message: EncodedMessage;
 }
 
 /** One open event stream of this process. */
@@ -50,7 +50,7 @@ function frameOf(logged: { recipientId?: string | null; event: CollabEvent }): F
   return {
     id: logged.event.id,
     recipientId: logged.recipientId ?? null,
-    bytes: Buffer.from(formatEvent(logged.event)),
+    message: encodeMessage(formatEvent(logged.event)),
   };
 }
 
@@ -260,7 +260,7 @@ export class EventHub {
     if (frame.id <= client.lastSeen) return;
     client.lastSeen = frame.id;
     if (frame.recipientId !== null && frame.recipientId !== client.userId) return;
-    if (!client.sink.write(frame.bytes)) {
+    if (!client.sink.writeMessage(frame.message)) {
       // A client that does not read is cut off rather than buffered without bound; it reconnects
       // with its Last-Event-ID and replays from the log.
       this.logger.warn({ userId: client.userId }, 'event stream client too slow; closing its stream');

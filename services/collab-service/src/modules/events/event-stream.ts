@@ -1,9 +1,27 @@
 import type { Request, Response } from 'express';
 
+/**
+ * One SSE message encoded once for every stream it goes to: its bytes, and the same bytes framed as
+ * one HTTP/1.1 chunk (size line, bytes, CRLF).
+ */
+export interface EncodedMessage {
+  bytes: Buffer;
+  chunk: Buffer;
+}
+
+const CRLF = Buffer.from('\r\n');
+
+export function encodeMessage(text: string): EncodedMessage {
+  const bytes = Buffer.from(text);
+  return { bytes, chunk: Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, CRLF]) };
+}
+
 /** Where the hub writes one client's stream. */
 export interface EventSink {
   /** Writes a chunk; false once the client has more than MAX_BUFFERED_BYTES unread. */
   write(chunk: string | Buffer): boolean;
+  /** Writes an encoded message, as `write` does. */
+  writeMessage(message: EncodedMessage): boolean;
   /** A comment line (`: text`), which clients ignore: keeps proxies and load balancers from idling out. */
   comment(text: string): void;
   /** Resolves when what was written has been handed to the socket (or the stream ended). */
@@ -33,24 +51,37 @@ export function openEventStream(req: Request, res: Response, retryMs: number): E
   res.write(`retry: ${retryMs}\n\n`);
 
   const open = () => !res.writableEnded && !res.destroyed;
+  const write = (chunk: string | Buffer) => {
+    if (!open()) return true;
+    // The buffered length is only worth reading once the socket stopped taking writes at once.
+    return res.write(chunk) || res.writableLength <= MAX_BUFFERED_BYTES;
+  };
   return {
-    write(chunk) {
-      if (!open()) return true;
-      // The buffered length is only worth reading once the socket stopped taking writes at once.
-      return res.write(chunk) || res.writableLength <= MAX_BUFFERED_BYTES;
+    write,
+    writeMessage(message) {
+      const socket = res.socket;
+      // A chunked response (HTTP/1.1, the usual case) gets the message as its ready-made chunk,
+      // straight on the socket: one write of a buffer shared by every stream, where res.write
+      // frames it anew for each (size, CRLF, data, CRLF through a corked socket). Bytes that
+      // res.write queued before stay ahead of it: both go through the socket's own queue in order.
+      if (!open() || !res.chunkedEncoding || !socket) return write(message.bytes);
+      return socket.write(message.chunk) || socket.writableLength <= MAX_BUFFERED_BYTES;
     },
     comment(text) {
       if (open()) res.write(`: ${text}\n\n`);
     },
     drained() {
-      if (!open() || !res.writableNeedDrain) return Promise.resolve();
+      // Messages may have gone to the socket directly (writeMessage): its queue is the one to wait for.
+      const socket = res.socket;
+      if (!open() || !socket || !(socket.writableNeedDrain || res.writableNeedDrain))
+        return Promise.resolve();
       return new Promise((resolve) => {
         const done = () => {
-          res.off('drain', done);
+          socket.off('drain', done);
           res.off('close', done);
           resolve();
         };
-        res.on('drain', done);
+        socket.on('drain', done);
         res.on('close', done);
       });
     },
