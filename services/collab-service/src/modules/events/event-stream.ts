@@ -65,23 +65,27 @@ export function openEventStream(req: Request, res: Response, retryMs: number): E
       // frames it anew for each (size, CRLF, data, CRLF through a corked socket). Bytes that
       // res.write queued before stay ahead of it: both go through the socket's own queue in order.
       if (!open() || !res.chunkedEncoding || !socket) return write(message.bytes);
+      // An empty chunk would end the response; a socket the client already ended takes no writes
+      // (its close is on its way and ends the stream).
+      if (message.bytes.length === 0 || !socket.writable) return true;
       return socket.write(message.chunk) || socket.writableLength <= MAX_BUFFERED_BYTES;
     },
     comment(text) {
       if (open()) res.write(`: ${text}\n\n`);
     },
     drained() {
-      // Messages may have gone to the socket directly (writeMessage): its queue is the one to wait for.
+      // Messages may have gone to the socket directly (writeMessage): its queue comes first. A
+      // response without its socket yet (a pipelined request waiting its turn) queues in itself.
       const socket = res.socket;
-      if (!open() || !socket || !(socket.writableNeedDrain || res.writableNeedDrain))
-        return Promise.resolve();
+      const full = !open() ? null : socket?.writableNeedDrain ? socket : res.writableNeedDrain ? res : null;
+      if (!full) return Promise.resolve();
       return new Promise((resolve) => {
         const done = () => {
-          socket.off('drain', done);
+          full.off('drain', done);
           res.off('close', done);
           resolve();
         };
-        socket.on('drain', done);
+        full.on('drain', done);
         res.on('close', done);
       });
     },
