@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { createAppServer } from '@hwp/platform';
-import express from 'express';
+import express, { type Request } from 'express';
 import { type EventSink, encodeMessage, MAX_BUFFERED_BYTES, openEventStream } from './event-stream';
 
 // The sink as the hub uses it: messages go straight to the socket as ready-made HTTP chunks, other
@@ -10,15 +10,22 @@ import { type EventSink, encodeMessage, MAX_BUFFERED_BYTES, openEventStream } fr
 let server: Server;
 let port: number;
 /** What the next stream does; it settles when the stream has been written (the sink is closed then). */
-let onStream: (sink: EventSink) => Promise<unknown>;
+let onStream: (sink: EventSink, req: Request) => Promise<unknown>;
+const clientErrors: Error[] = [];
 
 beforeAll(async () => {
   const app = express();
   app.get('/events', (req, res) => {
     const sink = openEventStream(req, res, 3000);
-    void onStream(sink).finally(() => sink.close());
+    void onStream(sink, req).finally(() => sink.close());
   });
   server = createAppServer(app);
+  // A connection error the server sees (a write after the client ended, say); with a listener, the
+  // socket is the listener's to close.
+  server.on('clientError', (error, socket) => {
+    clientErrors.push(error);
+    socket.destroy();
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
@@ -179,8 +186,9 @@ describe('openEventStream', () => {
     const finished = new Promise<void>((resolve) => {
       done = resolve;
     });
-    onStream = async (sink) => {
-      await sleep(100);
+    onStream = async (sink, req) => {
+      // Right after the client's end arrives: the server has ended its side, the response is still open.
+      await new Promise((resolve) => req.socket.once('end', resolve));
       results = [sink.writeMessage(encodeMessage(message(1))), sink.writeMessage(encodeMessage(message(2)))];
       done();
     };
@@ -189,6 +197,8 @@ describe('openEventStream', () => {
     await sleep(30);
     socket.end();
     await finished;
+    await sleep(20);
     expect(results).toEqual([true, true]);
+    expect(clientErrors).toEqual([]);
   });
 });

@@ -140,16 +140,18 @@ const PARTS_COPY = `COPY parts (id, workspace_id, part_number, name, description
 
 /** Batches that may wait to be written at once: one being written, one filling behind it. */
 const WRITE_SLOTS = 2;
-/** Rows per write (one COPY of new parts, one statement of changed ones): enough to amortise the statements, small enough to overlap the checks. */
+/**
+ * Rows per write (one COPY of new parts, one statement of changed ones): enough to amortise the
+ * statements, small enough to overlap the checks.
+ */
 const WRITE_ROWS = 2_000;
 
 /**
  * Writes an import's rows on its transaction's connection, batch after batch, while the caller
  * checks the next rows: new parts go in with COPY from buffers that are reused (rows waiting for
  * the database are WRITE_SLOTS buffers, not objects the garbage collector would move to its old
- * generation), changed parts with `updateParts`. `add` waits while
- * WRITE_SLOTS batches are waiting. After a failed write nothing more is written and every later
- * call throws its error.
+ * generation), changed parts with `updateParts`. `add` waits while WRITE_SLOTS batches are waiting.
+ * After a failed write nothing more is written and every later call throws its error.
  */
 export class PartWriter {
   private chain: Promise<void> = Promise.resolve();
