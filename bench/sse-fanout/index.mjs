@@ -13,6 +13,7 @@
 // writing the same message to the same number of streams, triggered by a POST. Each run starts with
 // BENCH_WARMUP_EVENTS (10) unmeasured rounds. Services run as child processes (their RSS is theirs
 // alone); tokens come from a local JWKS issuer, so the API host is not needed. JSON lines.
+// BENCH_ROUNDS_OUT=1 also prints each round's p50/p99/max and first delivery to stderr.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
@@ -39,7 +40,9 @@ const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_EVENTS ?? 10);
 const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
 
 async function startBare() {
-  const child = spawn(process.execPath, [new URL('./bare-server.mjs', import.meta.url).pathname], {
+  // BENCH_NODE_FLAGS apply to the bare server too (e.g. --cpu-prof), so both sides are measured alike.
+  const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...flags, new URL('./bare-server.mjs', import.meta.url).pathname], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise((resolve) =>
@@ -136,6 +139,11 @@ async function fanOut({ urls, headers, pids, trigger }) {
     await trigger(round);
     triggers.push(performance.now() - sentAt);
     await done;
+    if (process.env.BENCH_ROUNDS_OUT) {
+      const mine = Array.from(latencies.subarray(samples - clients, samples)).sort((a, b) => a - b);
+      const ms = (p) => Math.round(percentile(mine, p));
+      console.error(`round ${round} p50 ${ms(50)} p99 ${ms(99)} max ${ms(100)} first ${ms(0)}`);
+    }
   }
   for (const stream of streams) stream.close();
   const sorted = Array.from(latencies.subarray(0, samples)).sort((a, b) => a - b);

@@ -1,8 +1,9 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { CollabEvent, CollabEventPublishedData } from '@hwp/contracts';
 import type { Logger } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { EventLogRepository, LoggedEvent } from './event-log.repository';
-import { type EncodedMessage, type EventSink, encodeMessage } from './event-stream';
+import { type EncodedMessage, type EventSink, encodeMessage, HEARTBEAT } from './event-stream';
 
 /** An event as written to the streams: serialised and encoded once, whatever the number of clients. */
 interface Frame {
@@ -20,6 +21,8 @@ export interface StreamClient {
   lastSeen: number;
   /** Live events held back while the client replays from the log; null once it is live. */
   buffer: Frame[] | null;
+  /** When the stream was last written (performance.now()): a heartbeat goes only to quiet streams. */
+  lastWriteAt: number;
   closed: boolean;
 }
 
@@ -35,7 +38,14 @@ interface Channel {
   tail: Promise<void>;
 }
 
+/**
+ * Heartbeats written per turn of the event loop: with thousands of quiet streams, events and
+ * requests wait for one slice of writes, not for all of them.
+ */
+const HEARTBEAT_SLICE = 500;
+
 export interface EventHubOptions {
+  /** Longest a stream stays silent: a quiet stream gets a heartbeat comment within this time. */
   heartbeatMs: number;
   /** Events read per query when a client replays. */
   replayPageSize?: number;
@@ -71,6 +81,9 @@ export class EventHub {
   private readonly perUser = new Map<string, number>();
   private readonly replayPageSize: number;
   private heartbeat: NodeJS.Timeout | null = null;
+  private ticks = 0;
+  /** The heartbeat in progress, if any (it writes in slices, across turns of the event loop). */
+  private beating: Promise<void> | null = null;
   private clients = 0;
 
   constructor(
@@ -114,12 +127,16 @@ export class EventHub {
       sink: params.sink,
       lastSeen: params.after,
       buffer: [],
+      // The sink has just written the stream's `retry:` line.
+      lastWriteAt: performance.now(),
       closed: false,
     };
     channel.clients.add(client);
     this.perUser.set(params.userId, this.connectionsOf(params.userId) + 1);
     this.clients++;
-    this.heartbeat ??= setInterval(() => this.beat(), this.options.heartbeatMs);
+    // A tick every quarter of the interval; a stream quiet for three quarters gets a heartbeat,
+    // so none stays silent longer than the interval.
+    this.heartbeat ??= setInterval(() => this.tick(), Math.max(1, this.options.heartbeatMs / 4));
     this.heartbeat.unref();
     return client;
   }
@@ -146,12 +163,14 @@ export class EventHub {
         client.lastSeen = after;
         client.sink.write(formatEvent(logged.event));
       }
+      if (page.length > 0) client.lastWriteAt = performance.now();
       if (page.length < this.replayPageSize) break;
       await client.sink.drained();
     }
     const buffered = client.buffer;
     client.buffer = null;
-    for (const frame of buffered) this.offer(client, frame);
+    const now = performance.now();
+    for (const frame of buffered) this.offer(client, frame, now);
   }
 
   close(client: StreamClient): void {
@@ -184,7 +203,8 @@ export class EventHub {
 
   /**
    * Brings every channel up to its workspace's counter: events the bus did not bring (a broker
-   * outage, a replica that joined late) still reach the streams, at the latest one heartbeat later.
+   * outage, a replica that joined late) still reach the streams, at the latest one heartbeat
+   * interval later.
    */
   async catchUp(): Promise<void> {
     if (this.channels.size === 0 || !this.dataSource.isInitialized) return;
@@ -248,10 +268,11 @@ export class EventHub {
   private dispatch(channel: Channel, frame: Frame): void {
     if (frame.id <= channel.lastId) return;
     channel.lastId = frame.id;
-    for (const client of channel.clients) this.offer(client, frame);
+    const now = performance.now();
+    for (const client of channel.clients) this.offer(client, frame, now);
   }
 
-  private offer(client: StreamClient, frame: Frame): void {
+  private offer(client: StreamClient, frame: Frame, now: number): void {
     if (client.closed) return;
     if (client.buffer) {
       client.buffer.push(frame);
@@ -260,6 +281,7 @@ export class EventHub {
     if (frame.id <= client.lastSeen) return;
     client.lastSeen = frame.id;
     if (frame.recipientId !== null && frame.recipientId !== client.userId) return;
+    client.lastWriteAt = now;
     if (!client.sink.writeMessage(frame.message)) {
       // A client that does not read is cut off rather than buffered without bound; it reconnects
       // with its Last-Event-ID and replays from the log.
@@ -268,12 +290,40 @@ export class EventHub {
     }
   }
 
-  private beat(): void {
-    for (const channel of this.channels.values()) {
-      for (const client of channel.clients) client.sink.comment('heartbeat');
+  private tick(): void {
+    this.beating ??= this.beat()
+      .catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'event stream heartbeat failed');
+      })
+      .finally(() => {
+        this.beating = null;
+      });
+    // The catch-up once per interval.
+    if (++this.ticks % 4 === 0) {
+      this.catchUp().catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'event stream catch-up failed');
+      });
     }
-    this.catchUp().catch((error: unknown) => {
-      this.logger.warn({ err: error }, 'event stream catch-up failed');
-    });
+  }
+
+  /**
+   * A heartbeat comment to each stream that nothing was written to for three quarters of the
+   * interval: a stream that gets events needs none. Written in slices, so that a burst of
+   * heartbeats to thousands of quiet streams does not hold up the events of busy ones.
+   */
+  private async beat(): Promise<void> {
+    const quietSince = performance.now() - (this.options.heartbeatMs * 3) / 4;
+    const due: StreamClient[] = [];
+    for (const channel of this.channels.values()) {
+      for (const client of channel.clients) if (client.lastWriteAt <= quietSince) due.push(client);
+    }
+    for (let i = 0; i < due.length; i++) {
+      if (i > 0 && i % HEARTBEAT_SLICE === 0) await nextTurn();
+      const client = due[i];
+      if (client.closed) continue;
+      client.lastWriteAt = performance.now();
+      // A client that does not read is cut off by the next event, not by a heartbeat.
+      client.sink.writeMessage(HEARTBEAT);
+    }
   }
 }

@@ -3,7 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
 import { createAppServer } from '@hwp/platform';
 import express, { type Request } from 'express';
-import { type EventSink, encodeMessage, MAX_BUFFERED_BYTES, openEventStream } from './event-stream';
+import {
+  type EventSink,
+  encodeMessage,
+  HEARTBEAT,
+  MAX_BUFFERED_BYTES,
+  openEventStream,
+} from './event-stream';
 
 // The sink as the hub uses it: messages go straight to the socket as ready-made HTTP chunks, other
 // writes through the response. A real client must read them all, in the order they were written.
@@ -50,7 +56,7 @@ async function mixed(sink: EventSink): Promise<{ text: string; accepted: boolean
     parts.push(message(n));
   };
   send(1);
-  sink.comment('heartbeat');
+  accepted.push(sink.writeMessage(HEARTBEAT));
   parts.push(': heartbeat\n\n');
   send(2);
   send(3);
@@ -60,7 +66,7 @@ async function mixed(sink: EventSink): Promise<{ text: string; accepted: boolean
   send(5);
   await sleep(20);
   send(6);
-  sink.comment('heartbeat');
+  accepted.push(sink.writeMessage(HEARTBEAT));
   parts.push(': heartbeat\n\n');
   await sink.drained();
   send(7);

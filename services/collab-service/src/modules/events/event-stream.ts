@@ -16,14 +16,18 @@ export function encodeMessage(text: string): EncodedMessage {
   return { bytes, chunk: Buffer.concat([Buffer.from(`${bytes.length.toString(16)}\r\n`), bytes, CRLF]) };
 }
 
+/**
+ * The heartbeat, a comment line that clients ignore: it keeps proxies and load balancers from
+ * idling a quiet stream out. Encoded once for every stream.
+ */
+export const HEARTBEAT: EncodedMessage = encodeMessage(': heartbeat\n\n');
+
 /** Where the hub writes one client's stream. */
 export interface EventSink {
   /** Writes a chunk; false once the client has more than MAX_BUFFERED_BYTES unread. */
   write(chunk: string | Buffer): boolean;
   /** Writes an encoded message, as `write` does. */
   writeMessage(message: EncodedMessage): boolean;
-  /** A comment line (`: text`), which clients ignore: keeps proxies and load balancers from idling out. */
-  comment(text: string): void;
   /** Resolves when what was written has been handed to the socket (or the stream ended). */
   drained(): Promise<void>;
   /** Ends the stream; the client reconnects after its `retry:` delay. */
@@ -69,9 +73,6 @@ export function openEventStream(req: Request, res: Response, retryMs: number): E
       // (its close is on its way and ends the stream).
       if (message.bytes.length === 0 || !socket.writable) return true;
       return socket.write(message.chunk) || socket.writableLength <= MAX_BUFFERED_BYTES;
-    },
-    comment(text) {
-      if (open()) res.write(`: ${text}\n\n`);
     },
     drained() {
       // Messages may have gone to the socket directly (writeMessage): its queue comes first. A

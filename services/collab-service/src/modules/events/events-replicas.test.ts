@@ -62,4 +62,34 @@ describe('GET /v1/events across replicas', () => {
     await replica.deps.lifecycle.shutdown();
     await expectEventually(() => expect(client.ended).toBe(true), { timeoutMs: 15_000 });
   });
+
+  test('sends heartbeats to quiet streams only: a stream that gets events needs none', async () => {
+    const replica = await stack.startCollabReplica({ SSE_HEARTBEAT_MS: '2000' });
+    const replicaBase = await listen(replica);
+    const busy = await workspace();
+    const quiet = await workspace();
+    const busyClient = await open(busy.owner.user, `workspace=${busy.ws.name}`, {}, replicaBase);
+    const quietClient = await open(quiet.owner.user, `workspace=${quiet.ws.name}`, {}, replicaBase);
+    const emit = () =>
+      replica.deps.bus.transaction((manager) =>
+        eventsModuleFor(replica.deps).events.emit(manager, busy.ws, 'task', {}, { actor: 'system' }),
+      );
+    const first = await emit();
+    await busyClient.waitFor((e) => e.id === first.id);
+    const heartbeatsOf = (client: typeof busyClient) =>
+      client.comments.filter((c) => c === 'heartbeat').length;
+    const busyBefore = heartbeatsOf(busyClient);
+    // Events every ~50 ms for longer than two intervals: the quiet stream gets a heartbeat within
+    // each interval, the busy one none (one would follow 1.5 s without an event).
+    let last = first;
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      last = await emit();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await busyClient.waitFor((e) => e.id === last.id);
+    expect(heartbeatsOf(quietClient)).toBeGreaterThanOrEqual(2);
+    expect(heartbeatsOf(busyClient)).toBe(busyBefore);
+    expect(quietClient.events.filter((e) => e.type === 'task')).toEqual([]);
+  }, 30_000);
 });
