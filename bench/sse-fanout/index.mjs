@@ -13,7 +13,7 @@
 // writing the same message to the same number of streams, triggered by a POST. Each run starts with
 // BENCH_WARMUP_EVENTS (10) unmeasured rounds. Services run as child processes (their RSS is theirs
 // alone); tokens come from a local JWKS issuer, so the API host is not needed. JSON lines.
-// BENCH_ROUNDS_OUT=1 also prints each round's p50/p99/max and first delivery to stderr.
+// BENCH_ROUNDS_OUT=1 also prints each round's p50/p99/max, first delivery and trigger time to stderr.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
@@ -142,7 +142,8 @@ async function fanOut({ urls, headers, pids, trigger }) {
     if (process.env.BENCH_ROUNDS_OUT) {
       const mine = Array.from(latencies.subarray(samples - clients, samples)).sort((a, b) => a - b);
       const ms = (p) => Math.round(percentile(mine, p));
-      console.error(`round ${round} p50 ${ms(50)} p99 ${ms(99)} max ${ms(100)} first ${ms(0)}`);
+      const trigger = Math.round(triggers[triggers.length - 1]);
+      console.error(`round ${round} p50 ${ms(50)} p99 ${ms(99)} max ${ms(100)} first ${ms(0)} trigger ${trigger}`);
     }
   }
   for (const stream of streams) stream.close();
