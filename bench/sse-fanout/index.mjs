@@ -143,7 +143,9 @@ async function fanOut({ urls, headers, pids, trigger }) {
       const mine = Array.from(latencies.subarray(samples - clients, samples)).sort((a, b) => a - b);
       const ms = (p) => Math.round(percentile(mine, p));
       const trigger = Math.round(triggers[triggers.length - 1]);
-      console.error(`round ${round} p50 ${ms(50)} p99 ${ms(99)} max ${ms(100)} first ${ms(0)} trigger ${trigger}`);
+      console.error(
+        `round ${round} p50 ${ms(50)} p99 ${ms(99)} max ${ms(100)} first ${ms(0)} trigger ${trigger}`,
+      );
     }
   }
   for (const stream of streams) stream.close();
