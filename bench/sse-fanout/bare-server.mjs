@@ -4,6 +4,8 @@
 import { createServer } from 'node:http';
 
 const streams = new Set();
+/** Streams that get no messages (`/events?quiet`), as the bench's streams of an idle workspace. */
+const quiet = new Set();
 let nextId = 1;
 
 const server = createServer((req, res) => {
@@ -15,8 +17,9 @@ const server = createServer((req, res) => {
     });
     req.socket.setNoDelay(true);
     res.write('retry: 3000\n\n');
-    streams.add(res);
-    res.on('close', () => streams.delete(res));
+    const set = req.url.includes('quiet') ? quiet : streams;
+    set.add(res);
+    res.on('close', () => set.delete(res));
     return;
   }
   if (req.method === 'POST' && req.url === '/emit') {

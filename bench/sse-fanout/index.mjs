@@ -13,6 +13,9 @@
 // writing the same message to the same number of streams, triggered by a POST. Each run starts with
 // BENCH_WARMUP_EVENTS (10) unmeasured rounds. Services run as child processes (their RSS is theirs
 // alone); tokens come from a local JWKS issuer, so the API host is not needed. JSON lines.
+// BENCH_QUIET_CLIENTS (0) more streams, of another workspace that gets no events, open during the
+// rounds (not counted in the figures): the service's heartbeats to them must not delay the events of
+// the busy streams (the bare server sends no heartbeats).
 // BENCH_ROUNDS_OUT=1 also prints each round's p50/p99/max, first delivery and trigger time to stderr.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,6 +35,7 @@ import {
 const { Client } = pg;
 
 const clients = Number(process.env.BENCH_CLIENTS ?? 2000);
+const quietClients = Number(process.env.BENCH_QUIET_CLIENTS ?? 0);
 const events = Number(process.env.BENCH_EVENTS ?? 100);
 const ROUND_TIMEOUT_MS = 30_000;
 /** Rounds before the measured ones (JIT, connection pools), run the same way and discarded. */
@@ -92,7 +96,7 @@ function openStream(url, headers, onUpdate) {
  * Opens `clients` streams spread over `urls`, then runs `events` rounds of `trigger()`, each waiting
  * for every client to get the round's event. Returns latencies (ms) and RSS growth of `pids`.
  */
-async function fanOut({ urls, headers, pids, trigger }) {
+async function fanOut({ urls, quietUrls, headers, pids, trigger }) {
   let round = 0;
   let sentAt = 0;
   let received = 0;
@@ -118,6 +122,12 @@ async function fanOut({ urls, headers, pids, trigger }) {
   const connectMs = performance.now() - connectStart;
   await sleep(1000);
   const rssAfter = pids.map(rssOf);
+  for (let i = 0; i < quietClients; i += 100) {
+    const batch = [];
+    for (let j = i; j < Math.min(quietClients, i + 100); j++)
+      batch.push(openStream(quietUrls[j % quietUrls.length], headers, () => {}));
+    streams.push(...(await Promise.all(batch)));
+  }
 
   for (round = 1; round <= events + WARMUP_ROUNDS; round++) {
     if (round === WARMUP_ROUNDS + 1) {
@@ -167,7 +177,7 @@ const children = [];
 try {
   const env = {
     ...setup.env,
-    SSE_MAX_CONNECTIONS_PER_USER: String(clients + 10),
+    SSE_MAX_CONNECTIONS_PER_USER: String(clients + quietClients + 10),
   };
 
   // Baseline first: the bare server with the same clients and triggers.
@@ -175,6 +185,7 @@ try {
   children.push(bare);
   const baseline = await fanOut({
     urls: [`${bare.base}/events`],
+    quietUrls: [`${bare.base}/events?quiet`],
     headers: {},
     pids: [bare.child.pid],
     trigger: () => call(bare.base, 'POST', '/emit', ''),
@@ -206,9 +217,12 @@ try {
         [created.id, member.id],
       );
       await pg.end();
+      if (quietClients > 0)
+        await call(first.base, 'POST', '/v1/workspaces', owner.token, { name: `${workspace}-quiet` });
     }
     const result = await fanOut({
       urls: started.map((p) => `${p.base}/v1/events?workspace=${workspace}`),
+      quietUrls: started.map((p) => `${p.base}/v1/events?workspace=${workspace}-quiet`),
       headers: { authorization: `Bearer ${owner.token}` },
       pids: started.map((p) => p.child.pid),
       trigger: (round) =>
@@ -232,6 +246,7 @@ try {
         scenario: name,
         processes,
         clients,
+        quietClients,
         events,
         p50Ms: measured.p50Ms,
         p99Ms: measured.p99Ms,
