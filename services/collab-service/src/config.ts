@@ -88,7 +88,7 @@ export function collabConfigSpecs() {
     INVITATION_TTL_DAYS: days('Invitation lifetime', 7),
     INVITATIONS_PER_MINUTE_PER_IP: positive('Invitation sends per minute per IP', 5),
     SITE_URL: httpUrl({ default: undefined, desc: 'Browser app URL used in invitation links' }),
-    SSE_HEARTBEAT_MS: ms('Longest silence of an event stream before a heartbeat comment', 15_000),
+    SSE_HEARTBEAT_MS: ms('Event-stream heartbeat (a stream is silent at most 7/8 of it)', 15_000),
     SSE_RETRY_MS: ms('retry: hint sent to event-stream clients', 3000),
     SSE_MAX_CONNECTIONS_PER_USER: positive('Open event streams per user per process', 10),
     EVENT_LOG_RETENTION_HOURS: hours('How long events stay replayable', 24),

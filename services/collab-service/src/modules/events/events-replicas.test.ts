@@ -48,7 +48,7 @@ describe('GET /v1/events across replicas', () => {
     expect(seen).toMatchObject({ type: 'task', actor: 'system', data: { from: 'replica' } });
   });
 
-  test('sends a heartbeat comment every SSE_HEARTBEAT_MS and ends streams on shutdown', async () => {
+  test('sends heartbeat comments to a quiet stream (SSE_HEARTBEAT_MS) and ends streams on shutdown', async () => {
     const replica = await stack.startCollabReplica({ SSE_HEARTBEAT_MS: '200' });
     const replicaBase = await listen(replica);
     const { ws, owner } = await workspace();

@@ -29,8 +29,9 @@ function lastEventIdOf(req: Request, query: EventsQuery): number | null {
 const DESCRIPTION = `Server-Sent Events of the workspace (DECISIONS.md section 7). Each message:
 \`id: <monotonic per workspace>\`, \`event: <type>\`, \`data: {id, type, workspace, actor, at, path?, to?, data}\`.
 
-- The stream starts with \`retry: <ms>\`. It is never silent for more than 15 s: a stream without
-  events gets a comment line (\`: heartbeat\`) after 11.25 s.
+- The stream starts with \`retry: <ms>\`. It is never silent for more than about 13 s (7/8 of
+  SSE_HEARTBEAT_MS): a stream without events gets a comment line (\`: heartbeat\`) within 13.1 s of
+  its last message, then every 11.25 s (3/4 of it).
 - Replay: send the last id you received as the \`Last-Event-ID\` header (EventSource does so on
   reconnect) or, for clients that cannot set headers, as the \`lastEventId\` query parameter (the
   header wins). You get exactly the events after it, in order, without duplicates, then the live
