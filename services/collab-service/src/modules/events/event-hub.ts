@@ -66,7 +66,9 @@ function frameOf(logged: { recipientId?: string | null; event: CollabEvent }): F
 
 /**
  * The event streams connected to this process. Every replica receives every `collab.event.v1`
- * (a broadcast subscription) and hands it to its local streams of that workspace.
+ * (a broadcast subscription) and hands it to its local streams of that workspace; the events this
+ * process commits also come straight from the commit, before the broadcast (whose copy is then a
+ * repeat, dropped by id).
  *
  * Order and completeness: per workspace, events are handed out strictly in id order. Ids are
  * gap-free and commit in order, so when `N` arrives and the channel is at `M < N - 1`, ids
@@ -201,13 +203,15 @@ export class EventHub {
   }
 
   /**
-   * Brings every channel up to its workspace's counter: events the bus did not bring (a broker
-   * outage, a replica that joined late) still reach the streams, at the latest one heartbeat
-   * interval later.
+   * Brings the channels of `workspaceIds` (every channel by default) up to their workspace's
+   * counter: events the bus did not bring (a broker outage, a replica that joined late) still reach
+   * the streams, at the latest one heartbeat interval later; events this process wrote by SQL reach
+   * them at commit.
    */
-  async catchUp(): Promise<void> {
-    if (this.channels.size === 0 || !this.dataSource.isInitialized) return;
-    const counters = await this.log.lastIds(this.dataSource.manager, [...this.channels.keys()]);
+  async catchUp(workspaceIds: string[] = [...this.channels.keys()]): Promise<void> {
+    const open = workspaceIds.filter((id) => this.channels.has(id));
+    if (open.length === 0 || !this.dataSource.isInitialized) return;
+    const counters = await this.log.lastIds(this.dataSource.manager, open);
     await Promise.all(
       [...counters].map(([workspaceId, lastId]) => {
         const channel = this.channels.get(workspaceId);

@@ -8,6 +8,9 @@ import { type Bus, buildEnvelope } from '@hwp/platform';
 import type { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import { EventLogRepository, type LoggedEvent } from './event-log.repository';
 
+/** Events committed on this process: one with its data, or those of a workspace written by SQL. */
+export type Committed = { event: CollabEventPublishedData } | { workspaceId: string };
+
 /** Whoever caused an event: a user (id and username) or the system. */
 export type EventActor = 'system' | { id: string; username: string };
 
@@ -30,16 +33,24 @@ export interface EmitOptions {
  * workspace's event streams calls `emit` inside its own transaction. The event gets the next id of
  * the workspace, a row in the event log (for `Last-Event-ID` replays) and an outbox row
  * (`collab.event.v1`) that every replica's broadcast consumer pushes to its SSE clients; all three
- * commit or roll back with the caller's change.
+ * commit or roll back with the caller's change. This process's own clients get it at commit
+ * (`onCommitted`), without waiting for the relay and the broker.
  *
  * The id comes with a row lock on the workspace's counter that lasts until the caller commits, so
  * events of one workspace are serialised: emit last in a transaction, after the checks that may fail.
  */
 export class CollabEvents {
   private readonly log = new EventLogRepository();
-  /** Transactions that emitted and are still open, with their workspaces: told when they commit. */
-  private readonly emitted = new WeakMap<QueryRunner, Set<string>>();
+  /**
+   * Transactions that emitted and are still open: the workspaces they changed and the events they
+   * wrote, told when they commit.
+   */
+  private readonly emitted = new WeakMap<
+    QueryRunner,
+    { workspaces: Set<string>; events: CollabEventPublishedData[] }
+  >();
   private readonly changeListeners: ((workspaceId: string) => void)[] = [];
+  private readonly commitListeners: ((committed: Committed) => void)[] = [];
 
   constructor(
     private readonly dataSource: DataSource,
@@ -50,11 +61,12 @@ export class CollabEvents {
     const watcher: EntitySubscriberInterface = {
       afterTransactionCommit: ({ queryRunner }) => {
         if (queryRunner.isTransactionActive) return;
-        const workspaces = this.emitted.get(queryRunner);
-        if (!workspaces) return;
+        const emitted = this.emitted.get(queryRunner);
+        if (!emitted) return;
         this.emitted.delete(queryRunner);
         this.bus.relay.nudge();
-        for (const workspaceId of workspaces) this.changed(workspaceId);
+        for (const workspaceId of emitted.workspaces) this.changed(workspaceId);
+        for (const event of emitted.events) this.committed({ event });
       },
       afterTransactionRollback: ({ queryRunner }) => {
         if (!queryRunner.isTransactionActive) this.emitted.delete(queryRunner);
@@ -74,19 +86,21 @@ export class CollabEvents {
     data: TData,
     options: EmitOptions,
   ): Promise<CollabEvent<TData>> {
-    const { logged, envelope, event } = this.prepare(workspace, type, data, options);
+    const { logged, envelope, event, published } = this.prepare(workspace, type, data, options);
     event.id = await this.log.append(manager, logged, envelope);
     const runner = manager.queryRunner;
     // An event for one user (import progress, a lock request, a mention) tells; it changes nothing.
     const change = options.to === undefined;
     // Outside a transaction the one statement has committed already.
     if (runner?.isTransactionActive) {
-      const workspaces = this.emitted.get(runner) ?? new Set<string>();
-      if (change) workspaces.add(workspace.id);
-      this.emitted.set(runner, workspaces);
+      const emitted = this.emitted.get(runner) ?? { workspaces: new Set<string>(), events: [] };
+      if (change) emitted.workspaces.add(workspace.id);
+      emitted.events.push(published);
+      this.emitted.set(runner, emitted);
     } else {
       this.bus.relay.nudge();
       if (change) this.changed(workspace.id);
+      this.committed({ event: published });
     }
     return event;
   }
@@ -104,6 +118,20 @@ export class CollabEvents {
   /** The workspace changed (committed here, or an event of it came from the bus). */
   changed(workspaceId: string): void {
     for (const listener of this.changeListeners) listener(workspaceId);
+  }
+
+  /**
+   * Calls `listener` once events written on this process have committed: with each event, or, for
+   * events written by SQL (`within`), with their workspace only. This process's own streams get
+   * them from here at once; the bus brings them to the other replicas (and here again, where the
+   * repeat is dropped).
+   */
+  onCommitted(listener: (committed: Committed) => void): void {
+    this.commitListeners.push(listener);
+  }
+
+  private committed(committed: Committed): void {
+    for (const listener of this.commitListeners) listener(committed);
   }
 
   /**
@@ -126,6 +154,7 @@ export class CollabEvents {
   published(workspaceId: string): void {
     this.bus.relay.nudge();
     this.changed(workspaceId);
+    this.committed({ workspaceId });
   }
 
   /** The event (id 0 until the append numbers it), its log row and its outbox envelope. */
@@ -159,7 +188,7 @@ export class CollabEvents {
       recipientId: to?.id ?? null,
       event: event as CollabEvent,
     };
-    return { event, logged, envelope };
+    return { event, logged, envelope, published };
   }
 
   /** Drops log rows older than `hours` (the ids of the counters stay). */
