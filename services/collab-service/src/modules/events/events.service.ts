@@ -88,6 +88,8 @@ export class CollabEvents {
   ): Promise<CollabEvent<TData>> {
     const { logged, envelope, event, published } = this.prepare(workspace, type, data, options);
     event.id = await this.log.append(manager, logged, envelope);
+    // As the log and the outbox hold it now: `data` may be the caller's objects, changed later.
+    const written = JSON.parse(JSON.stringify(published)) as CollabEventPublishedData;
     const runner = manager.queryRunner;
     // An event for one user (import progress, a lock request, a mention) tells; it changes nothing.
     const change = options.to === undefined;
@@ -95,12 +97,12 @@ export class CollabEvents {
     if (runner?.isTransactionActive) {
       const emitted = this.emitted.get(runner) ?? { workspaces: new Set<string>(), events: [] };
       if (change) emitted.workspaces.add(workspace.id);
-      emitted.events.push(published);
+      emitted.events.push(written);
       this.emitted.set(runner, emitted);
     } else {
       this.bus.relay.nudge();
       if (change) this.changed(workspace.id);
-      this.committed({ event: published });
+      this.committed({ event: written });
     }
     return event;
   }
