@@ -1,4 +1,5 @@
 import { expectEventually } from '@hwp/platform/test-kit';
+import type { EntityManager } from 'typeorm';
 import { collabAs, type Stack } from '../../../test/support/collab-test-kit';
 import { eventsModuleFor, useEventsStack } from '../../../test/support/events-kit';
 
@@ -41,5 +42,32 @@ describe('GET /v1/events: events committed on this process', () => {
     } finally {
       stack.collab.deps.bus.relay.start();
     }
+  });
+
+  test('an event whose savepoint rolled back is not handed over; the one that took its id is', async () => {
+    const { ws, owner } = await workspace();
+    const client = await open(owner.user, `workspace=${ws.name}`);
+    await expectEventually(() => expect(client.retry).not.toBeNull());
+    const { events } = eventsModuleFor(stack.collab.deps);
+    const emit = (manager: EntityManager, step: string) =>
+      events.emit(manager, ws, 'task', { step }, { actor: 'system' });
+    const [first, last] = await stack.collab.deps.dataSource.transaction(async (manager) => {
+      const a = await emit(manager, 'kept');
+      await manager
+        .transaction(async (inner) => {
+          await emit(inner, 'rolled back');
+          throw new Error('undo the savepoint');
+        })
+        .catch(() => undefined);
+      // The counter went back with the savepoint: this event gets the id the rolled-back one had.
+      const c = await emit(manager, 'after the savepoint');
+      return [a, c];
+    });
+    expect(last.id).toBe(first.id + 1);
+    await client.waitFor((e) => e.id === last.id);
+    expect(client.of('task').map((e) => [e.id, e.data])).toEqual([
+      [first.id, { step: 'kept' }],
+      [last.id, { step: 'after the savepoint' }],
+    ]);
   });
 });

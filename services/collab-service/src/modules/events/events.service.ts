@@ -45,10 +45,7 @@ export class CollabEvents {
    * Transactions that emitted and are still open: the workspaces they changed and the events they
    * wrote, told when they commit.
    */
-  private readonly emitted = new WeakMap<
-    QueryRunner,
-    { workspaces: Set<string>; events: CollabEventPublishedData[] }
-  >();
+  private readonly emitted = new WeakMap<QueryRunner, { workspaces: Set<string>; events: Committed[] }>();
   private readonly changeListeners: ((workspaceId: string) => void)[] = [];
   private readonly commitListeners: ((committed: Committed) => void)[] = [];
 
@@ -66,10 +63,22 @@ export class CollabEvents {
         this.emitted.delete(queryRunner);
         this.bus.relay.nudge();
         for (const workspaceId of emitted.workspaces) this.changed(workspaceId);
-        for (const event of emitted.events) this.committed({ event });
+        for (const committed of emitted.events) this.committed(committed);
       },
       afterTransactionRollback: ({ queryRunner }) => {
-        if (!queryRunner.isTransactionActive) this.emitted.delete(queryRunner);
+        if (!queryRunner.isTransactionActive) {
+          this.emitted.delete(queryRunner);
+          return;
+        }
+        // A savepoint rolled back: which of the events written so far survive is for the log to
+        // say (the counter went back too, so an id may be written again): at commit their
+        // workspaces are read from it instead.
+        const emitted = this.emitted.get(queryRunner);
+        if (emitted) {
+          emitted.events = emitted.events.map((c) =>
+            'event' in c ? { workspaceId: c.event.workspaceId } : c,
+          );
+        }
       },
     };
     dataSource.subscribers.push(watcher);
@@ -97,7 +106,7 @@ export class CollabEvents {
     if (runner?.isTransactionActive) {
       const emitted = this.emitted.get(runner) ?? { workspaces: new Set<string>(), events: [] };
       if (change) emitted.workspaces.add(workspace.id);
-      emitted.events.push(written);
+      emitted.events.push({ event: written });
       this.emitted.set(runner, emitted);
     } else {
       this.bus.relay.nudge();
@@ -133,7 +142,13 @@ export class CollabEvents {
   }
 
   private committed(committed: Committed): void {
-    for (const listener of this.commitListeners) listener(committed);
+    for (const listener of this.commitListeners) {
+      try {
+        listener(committed);
+      } catch {
+        // The change has committed whatever a listener does; the broadcast still brings the event.
+      }
+    }
   }
 
   /**
