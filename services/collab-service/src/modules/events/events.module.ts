@@ -52,11 +52,16 @@ export function createEventsModule(deps: PlatformDeps<CollabConfig>): EventsModu
   deps.metrics.gauge('hwp_sse_streams', 'Server-sent event streams open on this instance', () => hub.size);
   // Events committed here reach this process's streams at once, without the relay and broker round
   // trip; the broadcast brings them again (dropped by id) and carries them to the other replicas.
+  // On the next turn of the event loop: the request that committed answers first, rather than
+  // after a fan-out to thousands of streams.
   events.onCommitted((committed) => {
-    const handed = 'event' in committed ? hub.receive(committed.event) : hub.catchUp([committed.workspaceId]);
-    handed.catch((error: unknown) => {
-      // The broadcast, or the periodic catch-up, still brings it.
-      log.warn({ err: error }, 'event stream hand-over after commit failed');
+    setImmediate(() => {
+      const handed =
+        'event' in committed ? hub.receive(committed.event) : hub.catchUp([committed.workspaceId]);
+      handed.catch((error: unknown) => {
+        // The broadcast, or the periodic catch-up, still brings it.
+        log.warn({ err: error }, 'event stream hand-over after commit failed');
+      });
     });
   });
   let lastPurge = 0;
