@@ -193,7 +193,9 @@ export class EventHub {
   /** A `collab.event.v1` from the bus; resolves once the workspace's streams have it. */
   receive(data: CollabEventPublishedData): Promise<void> {
     const channel = this.channels.get(data.workspaceId);
-    if (!channel) return Promise.resolve();
+    // A repeat (the broadcast's copy of an event handed over at its commit here) is dropped before
+    // it is encoded; `lastId` only grows, and the check below still orders what is queued.
+    if (!channel || data.event.id <= channel.lastId) return Promise.resolve();
     const frame = frameOf(data);
     return this.enqueue(channel, async () => {
       if (frame.id <= channel.lastId) return;
