@@ -4,13 +4,27 @@
 // BENCH_PARTS (200,000) parts in one workspace (seeded with SQL, then VACUUM ANALYZE). For each query kind,
 // BENCH_QUERIES (200) sequential `GET /v1/parts?workspace&q=` requests (node:http, keep-alive, page size 50)
 // with varying terms, and, in the same run, the same SQL the service runs for them (the page with
-// the count) straight on the database with one `pg` client. Figures: p50/p95 of both and their
-// ratio; the plan's index use. Query kinds:
+// the count) straight on the database with one `pg` client, and the same SQL behind a bare node:http
+// server (bare-server.mjs: the floor of any HTTP service of this SQL on this machine). Figures: p50/p95
+// of the three, the service's ratios to the SQL and to the bare server, the service's CPU time per
+// request (all its threads), the plan's index use. Query kinds:
 // - prefix: a part-number prefix matching 100 parts (`prt-00123`);
 // - containment, selective: a name fragment matching ~0.2% of the parts (`m4x16`);
 // - containment, common: a word in 10% of the names (`washer`).
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { benchSetup, call, percentile, pg, round2, startCollab, timedRequest } from '../lib/collab.mjs';
+import {
+  benchSetup,
+  call,
+  cpuMicrosOf,
+  freePort,
+  percentile,
+  pg,
+  round2,
+  startCollab,
+  stopChild,
+  timedRequest,
+} from '../lib/collab.mjs';
 
 const parts = Number(process.env.BENCH_PARTS ?? 200_000);
 const queries = Number(process.env.BENCH_QUERIES ?? 200);
@@ -52,6 +66,7 @@ function summary(samples) {
 
 const setup = await benchSetup('parts-search');
 let collab;
+let bare;
 try {
   collab = await startCollab(setup.env);
   const owner = setup.user('owner');
@@ -84,15 +99,32 @@ try {
   await client.query('CHECKPOINT');
   const seedMs = performance.now() - seedStarted;
 
+  const barePort = await freePort();
+  bare = spawn(process.execPath, [new URL('bare-server.mjs', import.meta.url).pathname], {
+    env: {
+      ...process.env,
+      DB_URL: setup.db.url,
+      SEARCH_SQL,
+      WORKSPACE_ID: workspaceId,
+      PORT: String(barePort),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((resolve) => bare.stdout.once('data', resolve));
+  const bareBase = `http://127.0.0.1:${barePort}`;
+
   const results = [];
   // BENCH_SEARCH_KINDS: a comma-separated subset of the kinds (all by default).
   const only = process.env.BENCH_SEARCH_KINDS?.split(',');
   for (const [kind, termOf] of Object.entries(KINDS).filter(([k]) => !only || only.includes(k))) {
     const http = [];
+    const floor = [];
     const raw = [];
     let matches = 0;
-    // The HTTP request and the bare SQL of each term alternate, so both see the same machine.
+    let cpuAtStart = 0;
+    // The service, the bare server and the SQL alone take each term in turn, so all see the same machine.
     for (let i = 0; i < WARMUP + queries; i++) {
+      if (i === WARMUP) cpuAtStart = cpuMicrosOf(collab.child.pid);
       const q = termOf(i);
       const res = await timedRequest(
         collab.base,
@@ -103,6 +135,9 @@ try {
       if (res.status !== 200) throw new Error(`search answered ${res.status}: ${res.body}`);
       if (i >= WARMUP) http.push(res.ms);
       matches = JSON.parse(res.body).total;
+      const served = await timedRequest(bareBase, 'GET', `/search?q=${encodeURIComponent(q)}`);
+      if (served.status !== 200) throw new Error(`the bare server answered ${served.status}`);
+      if (i >= WARMUP) floor.push(served.ms);
 
       const params = paramsFor(workspaceId, q);
       const started = performance.now();
@@ -111,6 +146,7 @@ try {
         await client.query(`EXPLAIN (FORMAT JSON) ${MATCHING_SQL}`, params);
       if (i >= WARMUP) raw.push(performance.now() - started);
     }
+    const serviceCpuMs = (cpuMicrosOf(collab.child.pid) - cpuAtStart) / 1000 / queries;
     const plan = await client.query(`EXPLAIN ${PAGE_SQL}`, paramsFor(workspaceId, termOf(0)));
     const indexes = [
       ...new Set(
@@ -120,6 +156,7 @@ try {
       ),
     ];
     const h = summary(http);
+    const b = summary(floor);
     const r = summary(raw);
     results.push({
       bench: 'parts-search',
@@ -133,12 +170,18 @@ try {
       sqlP95Ms: round2(r.p95),
       p50Ratio: round2(h.p50 / r.p50),
       p95Ratio: round2(h.p95 / r.p95),
+      bareP50Ms: round2(b.p50),
+      bareP95Ms: round2(b.p95),
+      bareP95Ratio: round2(b.p95 / r.p95),
+      p95RatioToBare: round2(h.p95 / b.p95),
+      serviceCpuMsPerRequest: round2(serviceCpuMs),
       indexesUsed: indexes,
     });
   }
   await client.end();
   for (const result of results) console.log(JSON.stringify({ ...result, seedMs: Math.round(seedMs) }));
 } finally {
+  if (bare) await stopChild(bare);
   await collab?.stop();
   await setup.close();
 }

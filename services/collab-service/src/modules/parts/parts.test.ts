@@ -248,6 +248,71 @@ describe('parts: create and search', () => {
   });
 });
 
+describe('parts: the list presents each part as its detail does', () => {
+  test('every field, with escapes, unicode, decimals, nulls and sub-millisecond timestamps', async () => {
+    const t = await team();
+    const tricky = 'Quote " backslash \\ tab \t newline \n bell \u0007 del \u007f ü 漢字 😀 \u2028';
+    const created = [
+      await createPart(t, {
+        partNumber: 'EQ-1',
+        name: tricky,
+        description: `${tricky} </script>`,
+        domain: 'electronic',
+        tags: ['a"b', 'c\\d', 'ü', 'x,y', '{z}'],
+        attributes: {
+          nested: { list: [1, 2.5, -0.001, null, true], s: tricky },
+          big: 12345678.9,
+          emptyKey: { '': 0 },
+        },
+        manufacturer_name: 'Acme "AG"',
+        manufacturer_part_number: 'MPN-ü',
+        unit_cost: 0.000001,
+        currency: 'EUR',
+        rohs_compliant: false,
+        reach_compliant: true,
+        conflict_minerals: 'unknown',
+      }),
+      await createPart(t, { partNumber: 'EQ-2', name: 'Plain', unit_cost: 1234567.123456 }),
+      await createPart(t, { partNumber: 'EQ-3', name: 'Round', unit_cost: 100, currency: 'USD' }),
+      await createPart(t, { partNumber: 'EQ-4', name: 'Empty', tags: [], attributes: {} }),
+    ];
+    // Timestamps written by SQL carry microseconds (JSON has milliseconds, truncated as pg's Date is).
+    await stack.collab.deps.dataSource.query(
+      `UPDATE parts SET updated_at = '2026-01-02T03:04:05.678999Z', created_at = '1999-12-31T23:59:59.000001Z' WHERE id = $1`,
+      [created[3].id],
+    );
+    const page = await list(t, { q: 'eq-', pageSize: 10 });
+    expect(page.items.map((p) => p.partNumber)).toEqual(['EQ-1', 'EQ-2', 'EQ-3', 'EQ-4']);
+    for (const item of page.items) {
+      const detail = await as(t.viewer).get(`/v1/parts/${item.id}`).query({ workspace: t.workspace });
+      expect(detail.status).toBe(200);
+      const { versions: _versions, history: _history, ...part } = detail.body as PartDetail;
+      expect(item).toStrictEqual(part);
+      // The same keys in the same order as the detail's.
+      expect(Object.keys(item)).toEqual(Object.keys(part));
+    }
+    // As created (the name trimmed of its trailing line separator, as every name is).
+    expect(page.items.slice(0, 3)).toStrictEqual(created.slice(0, 3));
+    expect(page.items[0]).toMatchObject({ name: tricky.trimEnd(), unitCost: 0.000001, rohsCompliant: false });
+    expect(page.items[1].unitCost).toBe(1234567.123456);
+    expect(page.items[2].unitCost).toBe(100);
+    expect(page.items[3]).toMatchObject({
+      unitCost: null,
+      manufacturerName: null,
+      rohsCompliant: null,
+      createdAt: '1999-12-31T23:59:59.000Z',
+      updatedAt: '2026-01-02T03:04:05.678Z',
+    });
+    // Written compactly, as JSON.stringify writes it (outside jsonb attributes).
+    const raw = await as(t.viewer).get('/v1/parts').query({ workspace: t.workspace, q: 'plain' });
+    expect(raw.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(raw.text).toBe(JSON.stringify(JSON.parse(raw.text)));
+    // Past the last page: no items, the count kept.
+    const beyond = await list(t, { q: 'eq-', pageSize: 10, page: 3 });
+    expect(beyond).toEqual({ items: [], total: 4, totalExact: true, page: 3, pageSize: 10 });
+  });
+});
+
 describe('parts: lifecycle, detail and history', () => {
   test('lifecycle changes need a manager and follow the allowed moves', async () => {
     const t = await team();
