@@ -1,20 +1,18 @@
 // The floor for bench/parts-search: the search's SQL behind a bare node:http server with a `pg` pool,
 // which sends the page of rows as JSON and nothing else (no authentication, validation, logging or
-// presenter). Environment: DB_URL, SEARCH_SQL (parameters: workspace id, prefix pattern, containment
-// pattern), WORKSPACE_ID, PORT. Prints `ready` once listening.
+// presenter). Environment: DB_URL, WORKSPACE_ID, PORT; `GET /?q=&pageSize=`. Prints `ready` once listening.
 import http from 'node:http';
 import { pg } from '../lib/collab.mjs';
+import { paramsFor, searchSql } from './search-sql.mjs';
 
 const pool = new pg.Pool({ connectionString: process.env.DB_URL, max: 4 });
-const likeEscape = (text) => text.replace(/[\\%_]/g, '\\$&');
 
 const server = http.createServer(async (req, res) => {
-  const term = likeEscape(new URL(req.url, 'http://bare').searchParams.get('q').toLowerCase());
-  const { rows } = await pool.query(process.env.SEARCH_SQL, [
-    process.env.WORKSPACE_ID,
-    `${term}%`,
-    `%${term}%`,
-  ]);
+  const query = new URL(req.url, 'http://bare').searchParams;
+  const { rows } = await pool.query(
+    searchSql(Number(query.get('pageSize'))),
+    paramsFor(process.env.WORKSPACE_ID, query.get('q')),
+  );
   const body = JSON.stringify({ items: rows.filter((row) => row.id !== null), total: rows[0].search_total });
   res.writeHead(200, {
     'content-type': 'application/json; charset=utf-8',

@@ -2,13 +2,16 @@
 // Postgres and RabbitMQ (BENCH_POSTGRES_URL, BENCH_AMQP_URL; defaults: the local test servers).
 //
 // BENCH_PARTS (200,000) parts in one workspace (seeded with SQL, then VACUUM ANALYZE). For each query kind,
-// BENCH_QUERIES (200) sequential `GET /v1/parts?workspace&q=` requests (node:http, keep-alive, page size 50)
+// BENCH_QUERIES (200) sequential `GET /v1/parts?workspace&q=` requests (node:http, keep-alive, page size 50
+// unless the kind says)
 // with varying terms, and, in the same run, the same SQL the service runs for them (the page with
 // the count) straight on the database with one `pg` client, and the same SQL behind a bare node:http
 // server (bare-server.mjs: the floor of any HTTP service of this SQL on this machine). Figures: p50/p95
 // of the three, the service's ratios to the SQL and to the bare server, the service's CPU time per
 // request (all its threads), the plan's index use. Query kinds:
 // - prefix: a part-number prefix matching 100 parts (`prt-00123`);
+// - prefix, sorted last, page of 5: the same for the parts that sort last (`prt-01999`), as a
+//   type-ahead asks for them;
 // - containment, selective: a name fragment matching ~0.2% of the parts (`m4x16`);
 // - containment, common: a word in 10% of the names (`washer`).
 import { spawn } from 'node:child_process';
@@ -25,38 +28,23 @@ import {
   stopChild,
   timedRequest,
 } from '../lib/collab.mjs';
+import { MATCHING_SQL, paramsFor, searchSql } from './search-sql.mjs';
 
 const parts = Number(process.env.BENCH_PARTS ?? 200_000);
 const queries = Number(process.env.BENCH_QUERIES ?? 200);
-const PAGE_SIZE = 50;
 // Requests of each kind before the measured ones: the figures are of a warmed server (JIT), not of
 // its first requests.
 const WARMUP = Number(process.env.BENCH_SEARCH_WARMUP ?? 300);
 
+// Each kind: its terms and its page size.
 const KINDS = {
-  prefix: (i) => `PRT-${String((i * 37) % Math.floor(parts / 100)).padStart(5, '0')}`,
-  'containment (selective)': (i) => ['m4x16', 'm3x12', 'm5x20', 'm6x25'][i % 4],
-  'containment (common)': (i) => ['washer', 'bracket', 'gasket', 'spring'][i % 4],
-};
-
-/**
- * The SQL of PartsRepository.search for `q`, with the same parameters: the count bounded at 1,001
- * matches and the page with its creators in one statement and, past the bound, the planner's estimate (EXPLAIN).
- */
-const WHERE = `p.workspace_id = $1 AND (lower(p.part_number) LIKE $2 OR lower(p.name) LIKE $3
-  OR lower(p.manufacturer_part_number) LIKE $2)`;
-const MATCHING_SQL = `SELECT 1 FROM parts p WHERE ${WHERE}`;
-const SEARCH_SQL = `SELECT c.n AS search_total, page.*, u.username AS created_by_username
-  FROM (SELECT count(*)::int AS n FROM (${MATCHING_SQL} LIMIT 1001) s) c
-  LEFT JOIN LATERAL (SELECT p.* FROM parts p WHERE ${WHERE}
-    ORDER BY p.part_number ASC, p.id ASC LIMIT ${PAGE_SIZE} OFFSET 0) page ON true
-  LEFT JOIN collab_users u ON u.id = page.created_by
-  ORDER BY page.part_number ASC, page.id ASC`;
-const PAGE_SQL = `SELECT p.* FROM parts p WHERE ${WHERE} ORDER BY p.part_number ASC, p.id ASC LIMIT ${PAGE_SIZE}`;
-const likeEscape = (text) => text.replace(/[\\%_]/g, '\\$&');
-const paramsFor = (workspaceId, q) => {
-  const term = likeEscape(q.toLowerCase());
-  return [workspaceId, `${term}%`, `%${term}%`];
+  prefix: { term: (i) => `PRT-${String((i * 37) % Math.floor(parts / 100)).padStart(5, '0')}`, pageSize: 50 },
+  'prefix, sorted last, page of 5': {
+    term: (i) => `PRT-${String(Math.floor(parts / 100) - 1 - (i % 10)).padStart(5, '0')}`,
+    pageSize: 5,
+  },
+  'containment (selective)': { term: (i) => ['m4x16', 'm3x12', 'm5x20', 'm6x25'][i % 4], pageSize: 50 },
+  'containment (common)': { term: (i) => ['washer', 'bracket', 'gasket', 'spring'][i % 4], pageSize: 50 },
 };
 
 function summary(samples) {
@@ -104,7 +92,6 @@ try {
     env: {
       ...process.env,
       DB_URL: setup.db.url,
-      SEARCH_SQL,
       WORKSPACE_ID: workspaceId,
       PORT: String(barePort),
     },
@@ -116,7 +103,10 @@ try {
   const results = [];
   // BENCH_SEARCH_KINDS: a comma-separated subset of the kinds (all by default).
   const only = process.env.BENCH_SEARCH_KINDS?.split(',');
-  for (const [kind, termOf] of Object.entries(KINDS).filter(([k]) => !only || only.includes(k))) {
+  for (const [kind, { term: termOf, pageSize }] of Object.entries(KINDS).filter(
+    ([k]) => !only || only.includes(k),
+  )) {
+    const sql = searchSql(pageSize);
     const http = [];
     const floor = [];
     const raw = [];
@@ -129,30 +119,37 @@ try {
       const res = await timedRequest(
         collab.base,
         'GET',
-        `/v1/parts?workspace=${workspace}&q=${encodeURIComponent(q)}&pageSize=${PAGE_SIZE}`,
+        `/v1/parts?workspace=${workspace}&q=${encodeURIComponent(q)}&pageSize=${pageSize}`,
         { token: authToken },
       );
       if (res.status !== 200) throw new Error(`search answered ${res.status}: ${res.body}`);
       if (i >= WARMUP) http.push(res.ms);
       matches = JSON.parse(res.body).total;
-      const served = await timedRequest(bareBase, 'GET', `/search?q=${encodeURIComponent(q)}`);
+      const served = await timedRequest(bareBase, 'GET', `/?q=${encodeURIComponent(q)}&pageSize=${pageSize}`);
       if (served.status !== 200) throw new Error(`the bare server answered ${served.status}`);
       if (i >= WARMUP) floor.push(served.ms);
 
       const params = paramsFor(workspaceId, q);
       const started = performance.now();
-      const found = await client.query(SEARCH_SQL, params);
+      const found = await client.query(sql, params);
       if (found.rows[0].search_total > 1000)
         await client.query(`EXPLAIN (FORMAT JSON) ${MATCHING_SQL}`, params);
       if (i >= WARMUP) raw.push(performance.now() - started);
     }
     const serviceCpuMs = (cpuMicrosOf(collab.child.pid) - cpuAtStart) / 1000 / queries;
-    const plan = await client.query(`EXPLAIN ${PAGE_SQL}`, paramsFor(workspaceId, termOf(0)));
+    // The indexes the statement read for the first term (a branch the count turned off never runs).
+    const plan = await client.query(
+      `EXPLAIN (ANALYZE, TIMING OFF) ${sql}`,
+      paramsFor(workspaceId, termOf(0)),
+    );
     const indexes = [
       ...new Set(
-        plan.rows.flatMap((r) =>
-          [...r['QUERY PLAN'].matchAll(/(?:Index|Bitmap Index) Scan (?:using|on) (\w+)/g)].map((m) => m[1]),
-        ),
+        plan.rows
+          .map((r) => r['QUERY PLAN'])
+          .filter((line) => !line.includes('never executed'))
+          .flatMap((line) =>
+            [...line.matchAll(/(?:Index|Bitmap Index) Scan (?:using|on) (\w+)/g)].map((m) => m[1]),
+          ),
       ),
     ];
     const h = summary(http);
@@ -163,6 +160,7 @@ try {
       kind,
       parts,
       queries,
+      pageSize,
       matchesOfFirstTerm: matches,
       httpP50Ms: round2(h.p50),
       httpP95Ms: round2(h.p95),

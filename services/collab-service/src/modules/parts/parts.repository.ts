@@ -82,15 +82,24 @@ export class PartsRepository {
     if (query.tag) where.push(`p.tags @> ARRAY[${param(query.tag)}]::text[]`);
     const matching = `SELECT 1 FROM parts p WHERE ${where.join(' AND ')}`;
     const sort = SORT_COLUMNS[query.sort ?? 'part_number'];
+    const slice = `LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`;
     // The bounded count and the page in one statement (one round trip); a page past the end is one
-    // row with the count and no part.
+    // row with the count and no part. The count picks how the page is read (a one-time filter: the
+    // other branch never runs). Up to COUNT_BOUND matches, all of them from the search indexes,
+    // sorted (`OFFSET 0` keeps the planner from walking the sort index instead: for a small page it
+    // expects matches spread evenly in sort order, and a prefix whose parts sort last, e.g. `PRT-0199`
+    // of 200,000, then filtered the whole workspace, ~160 ms). Past the bound, matches are common: the
+    // sort index, filtered, reaches a page soon.
     const rows: (Record<string, unknown> & { search_total: number; created_by_username: string | null })[] =
       await this.manager.query(
         `SELECT c.n AS search_total, page.*, u.username AS created_by_username
          FROM (SELECT count(*)::int AS n FROM (${matching}${query.count === 'exact' ? '' : ` LIMIT ${COUNT_BOUND + 1}`}) s) c
          LEFT JOIN LATERAL (
-           SELECT p.* FROM parts p WHERE ${where.join(' AND ')}
-            ORDER BY p.${sort} ${dir}, p.id ${dir} LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}) page ON true
+           (SELECT m.* FROM (SELECT p.* FROM parts p WHERE ${where.join(' AND ')} OFFSET 0) m
+             WHERE c.n <= ${COUNT_BOUND} ORDER BY m.${sort} ${dir}, m.id ${dir} ${slice})
+           UNION ALL
+           (SELECT p.* FROM parts p WHERE ${where.join(' AND ')} AND c.n > ${COUNT_BOUND}
+             ORDER BY p.${sort} ${dir}, p.id ${dir} ${slice})) page ON true
          LEFT JOIN collab_users u ON u.id = page.created_by
         ORDER BY page.${sort} ${dir}, page.id ${dir}`,
         params,

@@ -109,6 +109,19 @@ describe('parts: create and search', () => {
     expect(await page({ q: 'washer', count: 'exact' })).toMatchObject({ total: 1200, totalExact: true });
     expect(await page({ q: 'washer 11' })).toMatchObject({ total: 111, totalExact: true });
     expect(await page({ q: 'w-0000' })).toMatchObject({ total: 9, totalExact: true });
+    // Pages of a search with up to 1,000 matches (sorted from the search indexes) in both directions.
+    const pn = (list: PartList) => list.items.map((p) => p.partNumber);
+    const ones = await page({ q: 'washer 1', dir: 'desc', pageSize: 5, page: 3 });
+    expect(ones).toMatchObject({ total: 312, totalExact: true });
+    expect(pn(ones)).toEqual(['W-01190', 'W-01189', 'W-01188', 'W-01187', 'W-01186']);
+    expect(pn(await page({ q: 'w-011', pageSize: 5 }))).toEqual([
+      'W-01100',
+      'W-01101',
+      'W-01102',
+      'W-01103',
+      'W-01104',
+    ]);
+    expect(pn(await page({ q: 'w-011', pageSize: 5, page: 21 }))).toEqual([]);
     await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, count: 'approximate' }).expect(400);
   });
 
