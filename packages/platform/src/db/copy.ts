@@ -1,4 +1,4 @@
-import { pipeline } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { EntityManager } from 'typeorm';
 
@@ -82,14 +82,60 @@ interface PgCopyClient {
   query<T>(stream: T): T;
 }
 
-/**
- * Runs `COPY <table> (<columns>) FROM STDIN` with the rows of `text` on the connection of
- * `manager`'s transaction. Outside a transaction it throws: COPY is for writes that belong together.
- */
-export async function copyRows(manager: EntityManager, statement: string, text: CopyText): Promise<void> {
+/** The connection of `manager`'s transaction; outside one it throws: COPY is for writes that belong together. */
+async function transactionClient(manager: EntityManager): Promise<PgCopyClient> {
   const runner = manager.queryRunner;
   if (!runner || runner.isReleased || !runner.isTransactionActive)
-    throw new Error('copyRows needs a transaction (an EntityManager of dataSource.transaction)');
-  const client = (await runner.connect()) as PgCopyClient;
-  await pipeline([text.bytes()], client.query(copyFrom(statement)));
+    throw new Error('CopyFeed needs a transaction (an EntityManager of dataSource.transaction)');
+  return (await runner.connect()) as PgCopyClient;
+}
+
+/**
+ * A `COPY <table> (<columns>) FROM STDIN` left open on the connection of `manager`'s transaction and
+ * fed batch after batch, so the database never waits between batches: a COPY per batch made it wait
+ * twice a batch (for the end of one and the start of the next), each time until this process's event
+ * loop came round. Nothing else can run on the connection until `end` (a statement would queue
+ * behind the COPY); one `write` at a time.
+ */
+export class CopyFeed {
+  private failure: { error: unknown } | undefined;
+  /** Rejects with the COPY's error (a constraint the rows break, ...); resolves once it is stored. */
+  private readonly settled: Promise<void>;
+
+  private constructor(private readonly stream: Writable) {
+    this.settled = new Promise<void>((resolve, reject) => {
+      stream.once('finish', resolve);
+      stream.once('error', (error) => {
+        // pg-copy-streams then leaves the stream unusable (any write would throw): none is made.
+        this.failure ??= { error };
+        reject(error);
+      });
+    });
+    this.settled.catch(() => {});
+  }
+
+  static async open(manager: EntityManager, statement: string): Promise<CopyFeed> {
+    const client = await transactionClient(manager);
+    return new CopyFeed(client.query(copyFrom(statement)));
+  }
+
+  /**
+   * Sends COPY text; resolves once the connection took the bytes (their buffer may be reused), not
+   * when the rows are stored. Rejects with the COPY's error once there is one.
+   */
+  write(bytes: Uint8Array): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure.error);
+    const written = new Promise<void>((resolve, reject) => {
+      this.stream.write(bytes, (error) => (error ? reject(error) : resolve()));
+    });
+    // A COPY that fails before it starts never calls back.
+    return Promise.race([written, this.settled]);
+  }
+
+  /** Ends the COPY; resolves once every row is stored, else rejects with its error. */
+  async end(): Promise<void> {
+    if (this.failure) throw this.failure.error;
+    this.stream.end();
+    await this.settled;
+  }
 }

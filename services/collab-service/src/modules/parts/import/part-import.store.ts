@@ -1,5 +1,5 @@
 import type { PartDomain } from '@hwp/contracts';
-import { ConflictError, CopyText, copyRows, newId } from '@hwp/platform';
+import { ConflictError, CopyFeed, CopyText, newId } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
 import type { PartFieldValues, PlannedRow, StoredPart } from './part-import-plan';
 
@@ -141,17 +141,18 @@ const PARTS_COPY = `COPY parts (id, workspace_id, part_number, name, description
 /** Batches that may wait to be written at once: one being written, one filling behind it. */
 const WRITE_SLOTS = 2;
 /**
- * Rows per write (one COPY of new parts, one statement of changed ones): enough to amortise the
- * statements, small enough to overlap the checks.
+ * Rows per write (a batch of COPY text for new parts, one statement of changed ones): enough to
+ * amortise the statements, small enough to overlap the checks.
  */
 const WRITE_ROWS = 2_000;
 
 /**
  * Writes an import's rows on its transaction's connection, batch after batch, while the caller
- * checks the next rows: new parts go in with COPY from buffers that are reused (rows waiting for
- * the database are WRITE_SLOTS buffers, not objects the garbage collector would move to its old
- * generation), changed parts with `updateParts`. `add` waits while WRITE_SLOTS batches are waiting.
- * After a failed write nothing more is written and every later call throws its error.
+ * checks the next rows: new parts go into one COPY kept open (a CopyFeed) from buffers that are
+ * reused (rows waiting for the database are WRITE_SLOTS buffers, not objects the garbage collector
+ * would move to its old generation); changed parts with `updateParts`, and numbering counters, after
+ * that COPY ends (a later batch's new parts open another). `add` waits while WRITE_SLOTS batches are
+ * waiting. After a failed write nothing more is written and every later call throws its error.
  */
 export class PartWriter {
   private chain: Promise<void> = Promise.resolve();
@@ -163,6 +164,8 @@ export class PartWriter {
   /** `context.at` as COPY text, made once. */
   private readonly at: string;
   private filling: { parts: CopyText; updates: Update[]; highest: Map<PartDomain, number> } | undefined;
+  /** The COPY of new parts open on the transaction's connection, fed batch after batch. */
+  private feed: CopyFeed | undefined;
 
   constructor(
     private readonly manager: EntityManager,
@@ -224,9 +227,19 @@ export class PartWriter {
     this.chain = this.chain.then(async () => {
       try {
         if (this.failure) return;
-        if (highest.size > 0) await this.advanceCounters(highest);
-        if (parts.rows > 0) await copyRows(this.manager, PARTS_COPY, parts);
-        if (updates.length > 0) await updateParts(this.manager, this.context, updates);
+        // Statements need the connection: the open COPY ends first.
+        if (highest.size > 0) {
+          await this.endFeed();
+          await this.advanceCounters(highest);
+        }
+        if (parts.rows > 0) {
+          this.feed ??= await CopyFeed.open(this.manager, PARTS_COPY);
+          await this.feed.write(parts.bytes());
+        }
+        if (updates.length > 0) {
+          await this.endFeed();
+          await updateParts(this.manager, this.context, updates);
+        }
       } catch (error) {
         this.failure ??= { error: writeError(error) };
       } finally {
@@ -237,15 +250,32 @@ export class PartWriter {
     });
   }
 
+  /** Ends the open COPY of new parts, if any: its rows are stored once this resolves. */
+  private async endFeed(): Promise<void> {
+    const feed = this.feed;
+    this.feed = undefined;
+    await feed?.end();
+  }
+
   /** Writes what is left and waits for every write; throws the first failure. */
   async finish(): Promise<void> {
     this.send();
-    await this.chain;
+    await this.settled();
     if (this.failure) throw this.failure.error;
   }
 
-  /** Waits for every write already sent, failed or not (before the transaction ends). */
+  /**
+   * Waits for every write already sent, failed or not, and ends the open COPY (before the transaction
+   * ends: a COPY left open would hold its connection).
+   */
   settled(): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      try {
+        await this.endFeed();
+      } catch (error) {
+        this.failure ??= { error: writeError(error) };
+      }
+    });
     return this.chain;
   }
 
