@@ -80,25 +80,28 @@ export class PartsRepository {
     if (query.domain) where.push(`p.domain = ${param(query.domain)}`);
     if (query.lifecycle) where.push(`p.lifecycle = ${param(query.lifecycle)}`);
     if (query.tag) where.push(`p.tags @> ARRAY[${param(query.tag)}]::text[]`);
-    const matching = `SELECT 1 FROM parts p WHERE ${where.join(' AND ')}`;
+    const filter = where.join(' AND ');
     const sort = SORT_COLUMNS[query.sort ?? 'part_number'];
     const slice = `LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`;
+    const count =
+      query.count === 'exact'
+        ? `SELECT count(*)::int AS n FROM parts p WHERE ${filter}`
+        : 'SELECT count(*)::int AS n FROM m';
     // The bounded count and the page in one statement (one round trip); a page past the end is one
-    // row with the count and no part. The count picks how the page is read (a one-time filter: the
-    // other branch never runs). Up to COUNT_BOUND matches, all of them from the search indexes,
-    // sorted (`OFFSET 0` keeps the planner from walking the sort index instead: for a small page it
-    // expects matches spread evenly in sort order, and a prefix whose parts sort last, e.g. `PRT-0199`
-    // of 200,000, then filtered the whole workspace, ~160 ms). Past the bound, matches are common: the
-    // sort index, filtered, reaches a page soon.
+    // row with the count and no part. `m` holds up to COUNT_BOUND + 1 matches, read from the search
+    // indexes; the count picks how the page is read (one-time filters: the other branch never runs).
+    // Up to COUNT_BOUND matches, `m` has them all: the page is sorted from it. (Left to itself, the
+    // planner walked the sort index for a small page, expecting matches spread evenly in sort order:
+    // a prefix whose parts sort last, e.g. `PRT-0199` among 200,000, filtered the whole workspace,
+    // ~150 ms.) Past the bound, matches are common: the sort index, filtered, reaches a page soon.
     const rows: (Record<string, unknown> & { search_total: number; created_by_username: string | null })[] =
       await this.manager.query(
-        `SELECT c.n AS search_total, page.*, u.username AS created_by_username
-         FROM (SELECT count(*)::int AS n FROM (${matching}${query.count === 'exact' ? '' : ` LIMIT ${COUNT_BOUND + 1}`}) s) c
-         LEFT JOIN LATERAL (
-           (SELECT m.* FROM (SELECT p.* FROM parts p WHERE ${where.join(' AND ')} OFFSET 0) m
-             WHERE c.n <= ${COUNT_BOUND} ORDER BY m.${sort} ${dir}, m.id ${dir} ${slice})
+        `WITH m AS MATERIALIZED (SELECT p.* FROM parts p WHERE ${filter} LIMIT ${COUNT_BOUND + 1}), c AS (${count})
+         SELECT c.n AS search_total, page.*, u.username AS created_by_username
+         FROM c LEFT JOIN LATERAL (
+           (SELECT m.* FROM m WHERE c.n <= ${COUNT_BOUND} ORDER BY m.${sort} ${dir}, m.id ${dir} ${slice})
            UNION ALL
-           (SELECT p.* FROM parts p WHERE ${where.join(' AND ')} AND c.n > ${COUNT_BOUND}
+           (SELECT p.* FROM parts p WHERE ${filter} AND c.n > ${COUNT_BOUND}
              ORDER BY p.${sort} ${dir}, p.id ${dir} ${slice})) page ON true
          LEFT JOIN collab_users u ON u.id = page.created_by
         ORDER BY page.${sort} ${dir}, page.id ${dir}`,
@@ -115,7 +118,7 @@ export class PartsRepository {
     );
     if (query.count === 'exact' || n <= COUNT_BOUND) return { rows: parts, total: n, exact: true, names };
     const [plan]: { 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[] = await this.manager.query(
-      `EXPLAIN (FORMAT JSON) ${matching}`,
+      `EXPLAIN (FORMAT JSON) SELECT 1 FROM parts p WHERE ${filter}`,
       params,
     );
     // Never below what was counted, and never below the rows the pages already reached.
