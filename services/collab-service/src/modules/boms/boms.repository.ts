@@ -57,7 +57,9 @@ export class BomsRepository {
     if (query.assemblyPartId)
       qb.andWhere('b.assembly_part_id = :assembly', { assembly: query.assemblyPartId });
     if (query.assemblyPn) {
-      qb.innerJoin(PartEntity, 'p', 'p.id = b.assembly_part_id').andWhere(
+      // The part's workspace named too: the part is then found by (workspace, number) in its index,
+      // not by reading every workspace's parts.
+      qb.innerJoin(PartEntity, 'p', 'p.id = b.assembly_part_id AND p.workspace_id = b.workspace_id').andWhere(
         'lower(p.part_number) = lower(:pn)',
         {
           pn: query.assemblyPn,
