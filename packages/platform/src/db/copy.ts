@@ -120,13 +120,16 @@ export class CopyFeed {
   }
 
   /**
-   * Sends COPY text; resolves once the connection took the bytes (their buffer may be reused), not
-   * when the rows are stored. Rejects with the COPY's error once there is one.
+   * Sends COPY text; resolves once the connection took it, not when the rows are stored. The bytes
+   * are copied: pg-copy-streams calls back as soon as the socket is under its high-water mark, while
+   * the socket may still hold the tail of a chunk, so the caller's buffer could not be reused safely.
+   * Rejects with the COPY's error once there is one.
    */
   write(bytes: Uint8Array): Promise<void> {
     if (this.failure) return Promise.reject(this.failure.error);
+    const chunk = Buffer.from(bytes);
     const written = new Promise<void>((resolve, reject) => {
-      this.stream.write(bytes, (error) => (error ? reject(error) : resolve()));
+      this.stream.write(chunk, (error) => (error ? reject(error) : resolve()));
     });
     // A COPY that fails before it starts never calls back.
     return Promise.race([written, this.settled]);
