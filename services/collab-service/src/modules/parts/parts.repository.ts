@@ -83,26 +83,33 @@ export class PartsRepository {
     const filter = where.join(' AND ');
     const sort = SORT_COLUMNS[query.sort ?? 'part_number'];
     const slice = `LIMIT ${pageSize} OFFSET ${(page - 1) * pageSize}`;
+    const bounded = `SELECT 1 FROM parts p WHERE ${filter} LIMIT ${COUNT_BOUND + 1}`;
+    // The bounded count and the page in one statement (one round trip); a page past the end is one
+    // row with the count and no part. Without a filter the page is the first rows of the sort index.
+    // With one, `m` holds up to COUNT_BOUND + 1 matches, read from the search indexes, and the count
+    // picks how the page is read (one-time filters: the other branch never runs). Up to COUNT_BOUND
+    // matches, `m` has them all: the page is sorted from it. (Left to itself, the planner walked the
+    // sort index for a small page, expecting matches spread evenly in sort order: a prefix whose parts
+    // sort last, e.g. `PRT-0199` among 200,000, filtered the whole workspace, ~150 ms.) Past the
+    // bound, matches are common: the sort index, filtered, reaches a page soon.
+    const ordered = (from: string) => `ORDER BY ${from}.${sort} ${dir}, ${from}.id ${dir} ${slice}`;
+    const filtered = where.length > 1;
     const count =
       query.count === 'exact'
         ? `SELECT count(*)::int AS n FROM parts p WHERE ${filter}`
-        : 'SELECT count(*)::int AS n FROM m';
-    // The bounded count and the page in one statement (one round trip); a page past the end is one
-    // row with the count and no part. `m` holds up to COUNT_BOUND + 1 matches, read from the search
-    // indexes; the count picks how the page is read (one-time filters: the other branch never runs).
-    // Up to COUNT_BOUND matches, `m` has them all: the page is sorted from it. (Left to itself, the
-    // planner walked the sort index for a small page, expecting matches spread evenly in sort order:
-    // a prefix whose parts sort last, e.g. `PRT-0199` among 200,000, filtered the whole workspace,
-    // ~150 ms.) Past the bound, matches are common: the sort index, filtered, reaches a page soon.
+        : filtered
+          ? 'SELECT count(*)::int AS n FROM m'
+          : `SELECT count(*)::int AS n FROM (${bounded}) s`;
+    const pageOf = filtered
+      ? `(SELECT m.* FROM m WHERE c.n <= ${COUNT_BOUND} ${ordered('m')})
+         UNION ALL
+         (SELECT p.* FROM parts p WHERE ${filter} AND c.n > ${COUNT_BOUND} ${ordered('p')})`
+      : `SELECT p.* FROM parts p WHERE ${filter} ${ordered('p')}`;
     const rows: (Record<string, unknown> & { search_total: number; created_by_username: string | null })[] =
       await this.manager.query(
-        `WITH m AS MATERIALIZED (SELECT p.* FROM parts p WHERE ${filter} LIMIT ${COUNT_BOUND + 1}), c AS (${count})
+        `WITH ${filtered ? `m AS MATERIALIZED (SELECT p.* FROM parts p WHERE ${filter} LIMIT ${COUNT_BOUND + 1}), ` : ''}c AS (${count})
          SELECT c.n AS search_total, page.*, u.username AS created_by_username
-         FROM c LEFT JOIN LATERAL (
-           (SELECT m.* FROM m WHERE c.n <= ${COUNT_BOUND} ORDER BY m.${sort} ${dir}, m.id ${dir} ${slice})
-           UNION ALL
-           (SELECT p.* FROM parts p WHERE ${filter} AND c.n > ${COUNT_BOUND}
-             ORDER BY p.${sort} ${dir}, p.id ${dir} ${slice})) page ON true
+         FROM c LEFT JOIN LATERAL (${pageOf}) page ON true
          LEFT JOIN collab_users u ON u.id = page.created_by
         ORDER BY page.${sort} ${dir}, page.id ${dir}`,
         params,

@@ -107,6 +107,12 @@ describe('parts: create and search', () => {
       Array.from({ length: 10 }, (_, i) => `W-${String(i + 1).padStart(5, '0')}`),
     );
     expect(await page({ q: 'washer', count: 'exact' })).toMatchObject({ total: 1200, totalExact: true });
+    // Without a filter: the first rows in sort order, the same total.
+    const all = await page({ dir: 'desc', pageSize: 3 });
+    expect(all).toMatchObject({ totalExact: false });
+    expect(all.total).toBeGreaterThan(1000);
+    expect(all.items.map((p) => p.partNumber)).toEqual(['W-01200', 'W-01199', 'W-01198']);
+    expect(await page({ count: 'exact' })).toMatchObject({ total: 1200, totalExact: true });
     expect(await page({ q: 'washer 11' })).toMatchObject({ total: 111, totalExact: true });
     expect(await page({ q: 'w-0000' })).toMatchObject({ total: 9, totalExact: true });
     // Pages of a search with up to 1,000 matches (sorted from the search indexes) in both directions.
