@@ -376,6 +376,49 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
     expect(theirs.of('import.progress')).toEqual([]);
   });
 
+  it('numbers under the workspace rules move the counters past the highest one used, across batches', async () => {
+    const w = await team();
+    await as(w.manager)
+      .post(`/v1/workspaces/${w.workspace}/bom-settings`)
+      .send({
+        numbering_rules: { other: { prefix: 'N-', width: 5 }, mechanical: { prefix: 'M-', width: 5 } },
+      })
+      .expect(200);
+    const mechanical = JSON.stringify({ material: 'steel', finish: 'zinc', tolerance: '0.1' });
+    // 5,000 rows over several write batches; each domain's highest number comes in the last rows.
+    const rows: Row[] = Array.from({ length: 5000 }, (_, i) =>
+      i % 5 === 4
+        ? {
+            'Part Number': `M-${String((i + 1) / 5).padStart(5, '0')}`,
+            Name: `m${i}`,
+            Domain: 'mechanical',
+            attrs: mechanical,
+          }
+        : {
+            'Part Number': `N-${String(i - Math.floor(i / 5) + 1).padStart(5, '0')}`,
+            Name: `n${i}`,
+            Domain: 'other',
+            attrs: '',
+          },
+    );
+    const res = await upload(w.engineer, w.workspace, csvOf(rows));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ created: 5000, errorCount: 0 });
+    const counters = await stack.collab.deps.dataSource.query(
+      'SELECT domain, last_value::int AS last FROM part_number_counters WHERE workspace_id = $1 ORDER BY domain',
+      [w.id],
+    );
+    expect(counters).toEqual([
+      { domain: 'mechanical', last: 1000 },
+      { domain: 'other', last: 4000 },
+    ]);
+    const next = await as(w.engineer)
+      .post('/v1/parts')
+      .send({ workspace: w.workspace, name: 'next' })
+      .expect(201);
+    expect(next.body.partNumber).toBe('N-04001');
+  });
+
   it('a part created while a first import fills an empty workspace: one of the two wins, nothing half-written', async () => {
     const w = await team();
     const rows: Row[] = Array.from({ length: 20_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));

@@ -151,7 +151,8 @@ const WRITE_ROWS = 2_000;
  * checks the next rows: new parts go into one COPY kept open (a CopyFeed) from buffers that are
  * reused (rows waiting for the database are WRITE_SLOTS buffers, not objects the garbage collector
  * would move to its old generation); changed parts with `updateParts`, and numbering counters, after
- * that COPY ends (a later batch's new parts open another). `add` waits while WRITE_SLOTS batches are
+ * that COPY ends (a later batch's new parts open another; counters only when a domain's rule is first
+ * used and at the end). `add` waits while WRITE_SLOTS batches are
  * waiting. After a failed write nothing more is written and every later call throws its error.
  */
 export class PartWriter {
@@ -166,6 +167,9 @@ export class PartWriter {
   private filling: { parts: CopyText; updates: Update[]; highest: Map<PartDomain, number> } | undefined;
   /** The COPY of new parts open on the transaction's connection, fed batch after batch. */
   private feed: CopyFeed | undefined;
+  /** Per domain with a numbering rule: the highest sequence this import used, and its counter so far. */
+  private readonly highest = new Map<PartDomain, number>();
+  private readonly advancedTo = new Map<PartDomain, number>();
 
   constructor(
     private readonly manager: EntityManager,
@@ -227,10 +231,18 @@ export class PartWriter {
     this.chain = this.chain.then(async () => {
       try {
         if (this.failure) return;
-        // Statements need the connection: the open COPY ends first.
-        if (highest.size > 0) {
+        // Statements need the connection: the open COPY ends first. A domain's counter is moved
+        // when the import first uses its rule (its row stays locked until commit, so creates in the
+        // domain wait for the import) and once more at the end, to the highest number used.
+        const first = new Map<PartDomain, number>();
+        for (const [domain, value] of highest) {
+          if (!this.highest.has(domain)) first.set(domain, value);
+          if (value > (this.highest.get(domain) ?? 0)) this.highest.set(domain, value);
+        }
+        if (first.size > 0) {
           await this.endFeed();
-          await this.advanceCounters(highest);
+          await this.advanceCounters(first);
+          for (const [domain, value] of first) this.advancedTo.set(domain, value);
         }
         if (parts.rows > 0) {
           this.feed ??= await CopyFeed.open(this.manager, PARTS_COPY);
@@ -257,9 +269,21 @@ export class PartWriter {
     await feed?.end();
   }
 
-  /** Writes what is left and waits for every write; throws the first failure. */
+  /** Writes what is left, moves the counters to the highest numbers used; throws the first failure. */
   async finish(): Promise<void> {
     this.send();
+    this.chain = this.chain.then(async () => {
+      if (this.failure) return;
+      try {
+        await this.endFeed();
+        const behind = new Map(
+          [...this.highest].filter(([domain, value]) => value > (this.advancedTo.get(domain) ?? 0)),
+        );
+        if (behind.size > 0) await this.advanceCounters(behind);
+      } catch (error) {
+        this.failure ??= { error: writeError(error) };
+      }
+    });
     await this.settled();
     if (this.failure) throw this.failure.error;
   }
