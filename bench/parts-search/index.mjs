@@ -12,6 +12,8 @@
 // - prefix: a part-number prefix matching 100 parts (`prt-00123`);
 // - prefix, sorted last, page of 5: the same for the parts that sort last (`prt-01999`), as a
 //   type-ahead asks for them;
+// - prefix, 10,000 matches sorting late: a short prefix (`prt-019`) whose matches follow 160,000 or
+//   more others in sort order;
 // - containment, selective: a name fragment matching ~0.2% of the parts (`m4x16`);
 // - containment, common: a word in 10% of the names (`washer`).
 import { spawn } from 'node:child_process';
@@ -28,7 +30,7 @@ import {
   stopChild,
   timedRequest,
 } from '../lib/collab.mjs';
-import { MATCHING_SQL, paramsFor, searchSql } from './search-sql.mjs';
+import { commonPageSql, MATCHING_SQL, paramsFor, searchSql } from './search-sql.mjs';
 
 const parts = Number(process.env.BENCH_PARTS ?? 200_000);
 const queries = Number(process.env.BENCH_QUERIES ?? 200);
@@ -42,6 +44,10 @@ const KINDS = {
   'prefix, sorted last, page of 5': {
     term: (i) => `PRT-${String(Math.floor(parts / 100) - 1 - (i % 10)).padStart(5, '0')}`,
     pageSize: 5,
+  },
+  'prefix, 10,000 matches sorting late': {
+    term: (i) => `PRT-0${String(Math.floor(parts / 10_000) - 1 - (i % 4)).padStart(2, '0')}`,
+    pageSize: 50,
   },
   'containment (selective)': { term: (i) => ['m4x16', 'm3x12', 'm5x20', 'm6x25'][i % 4], pageSize: 50 },
   'containment (common)': { term: (i) => ['washer', 'bracket', 'gasket', 'spring'][i % 4], pageSize: 50 },
@@ -101,12 +107,13 @@ try {
   const bareBase = `http://127.0.0.1:${barePort}`;
 
   const results = [];
-  // BENCH_SEARCH_KINDS: a comma-separated subset of the kinds (all by default).
-  const only = process.env.BENCH_SEARCH_KINDS?.split(',');
+  // BENCH_SEARCH_KINDS: a semicolon-separated subset of the kinds (all by default; names hold commas).
+  const only = process.env.BENCH_SEARCH_KINDS?.split(';');
   for (const [kind, { term: termOf, pageSize }] of Object.entries(KINDS).filter(
     ([k]) => !only || only.includes(k),
   )) {
     const sql = searchSql(pageSize);
+    const commonSql = commonPageSql(pageSize);
     const http = [];
     const floor = [];
     const raw = [];
@@ -132,19 +139,26 @@ try {
       const params = paramsFor(workspaceId, q);
       const started = performance.now();
       const found = await client.query(sql, params);
-      if (found.rows[0].search_total > 1000)
+      if (found.rows[0].search_total > 1000) {
+        await client.query(commonSql, params);
         await client.query(`EXPLAIN (FORMAT JSON) ${MATCHING_SQL}`, params);
+      }
       if (i >= WARMUP) raw.push(performance.now() - started);
     }
     const serviceCpuMs = (cpuMicrosOf(collab.child.pid) - cpuAtStart) / 1000 / queries;
-    // The indexes the statement read for the first term (a branch the count turned off never runs).
-    const plan = await client.query(
-      `EXPLAIN (ANALYZE, TIMING OFF) ${sql}`,
-      paramsFor(workspaceId, termOf(0)),
-    );
+    // The indexes the statements read for the first term (a branch turned off never runs).
+    const explained = [sql, ...(matches > 1000 ? [commonSql] : [])];
+    const plans = [];
+    for (const statement of explained) {
+      const plan = await client.query(
+        `EXPLAIN (ANALYZE, TIMING OFF) ${statement}`,
+        paramsFor(workspaceId, termOf(0)),
+      );
+      plans.push(...plan.rows);
+    }
     const indexes = [
       ...new Set(
-        plan.rows
+        plans
           .map((r) => r['QUERY PLAN'])
           .filter((line) => !line.includes('never executed'))
           .flatMap((line) =>

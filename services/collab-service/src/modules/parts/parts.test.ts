@@ -131,6 +131,38 @@ describe('parts: create and search', () => {
     await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, count: 'approximate' }).expect(400);
   });
 
+  test('common matches that sort after 20,000 other parts: the pages are still right', async () => {
+    const w = await teamWorkspace(stack, 'parts-late');
+    await stack.collab.deps.dataSource.query(
+      `INSERT INTO parts (id, workspace_id, part_number, name, domain, uom, lifecycle, tags, attributes, created_by)
+       SELECT gen_random_uuid(), w.id, CASE WHEN i <= 20500 THEN 'A-' ELSE 'Z-' END || lpad(i::text, 5, '0'),
+              CASE WHEN i <= 20500 THEN 'Filler ' ELSE 'Late gasket ' END || i, 'other', 'each', 'prototype',
+              '{}', '{}'::jsonb, $2
+         FROM workspaces w, generate_series(1, 21700) i WHERE w.name = $1`,
+      [w.workspace, w.owner.user.id],
+    );
+    await stack.collab.deps.dataSource.query('ANALYZE parts');
+    const page = (query: Record<string, unknown>) =>
+      as(w.viewer)
+        .get('/v1/parts')
+        .query({ workspace: w.workspace, q: 'gasket', ...query })
+        .expect(200)
+        .then((r) => r.body as PartList);
+    const numbers = (list: PartList) => list.items.map((p) => p.partNumber);
+    const first = await page({ pageSize: 5 });
+    expect(first).toMatchObject({ totalExact: false, page: 1 });
+    expect(numbers(first)).toEqual(['Z-20501', 'Z-20502', 'Z-20503', 'Z-20504', 'Z-20505']);
+    expect(numbers(await page({ pageSize: 50, page: 3 }))).toEqual(
+      Array.from({ length: 50 }, (_, i) => `Z-${20601 + i}`),
+    );
+    expect(numbers(await page({ pageSize: 3, dir: 'desc' }))).toEqual(['Z-21700', 'Z-21699', 'Z-21698']);
+    expect(numbers(await page({ pageSize: 50, page: 24 }))).toEqual(
+      Array.from({ length: 50 }, (_, i) => `Z-${21651 + i}`),
+    );
+    expect(await page({ pageSize: 50, page: 25 })).toMatchObject({ items: [] });
+    expect(await page({ count: 'exact', pageSize: 1 })).toMatchObject({ total: 1200, totalExact: true });
+  }, 60_000);
+
   test('filters by tag, domain and lifecycle', async () => {
     expect(numbers(await list(t, { tag: 'steel' }))).toEqual(['BRK-100', 'GLU-400']);
     expect(numbers(await list(t, { domain: 'electronic' }))).toEqual(['RES-200']);
