@@ -5,12 +5,18 @@ import { NestedList } from './schema';
 /** Default and maximum page sizes of every list (DECISIONS.md section 0). */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
+/**
+ * The highest page number: past it a list's offset (page x pageSize rows) would be refused by the
+ * database (or written in exponent form), so such a page is a 400 naming `page`, not a failed statement.
+ */
+export const MAX_PAGE = 10_000_000;
 
 /** `?page&pageSize` of every list route; `page` starts at 1. List queries extend it. */
 export class PageQuery {
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(MAX_PAGE)
   page?: number;
 
   @IsOptional()

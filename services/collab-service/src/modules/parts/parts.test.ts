@@ -202,6 +202,15 @@ describe('parts: create and search', () => {
     expect(seen).toEqual([...seen].sort());
   });
 
+  test('a page number past any list is 400, not a failed statement', async () => {
+    for (const page of ['1000000000000000000', '10000001']) {
+      const res = await as(t.viewer).get('/v1/parts').query({ workspace: t.workspace, q: 'brk', page });
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([{ field: 'page', message: expect.any(String) }]);
+    }
+    expect((await list(t, { page: 10_000_000 })).items).toEqual([]);
+  });
+
   test('a duplicate part number, in any case, is 409', async () => {
     const res = await as(t.engineer)
       .post('/v1/parts')
