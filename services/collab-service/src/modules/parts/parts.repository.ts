@@ -154,12 +154,18 @@ export class PartsRepository {
       ),
     );
     if (query.count === 'exact' || n <= COUNT_BOUND) return { rows: parts, total: n, exact: true, names };
+    // A page cut short is the last one: the total is known.
+    if (parts.length > 0 && parts.length < pageSize)
+      return { rows: parts, total: offset + parts.length, exact: true, names };
     const [plan]: { 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[] = await this.manager.query(
       `EXPLAIN (FORMAT JSON) SELECT 1 FROM parts p WHERE ${filter}`,
       params,
     );
-    // Never below what was counted, and never below the rows the pages already reached.
-    const estimate = Math.max(Math.round(plan['QUERY PLAN'][0].Plan['Plan Rows']), n, offset + parts.length);
+    // Never below what was counted, nor below the rows this page reached; past the last page (no
+    // rows), never above the rows before it.
+    const planned = Math.max(Math.round(plan['QUERY PLAN'][0].Plan['Plan Rows']), n);
+    const estimate =
+      parts.length === 0 ? Math.max(n, Math.min(planned, offset)) : Math.max(planned, offset + parts.length);
     return { rows: parts, total: estimate, exact: false, names };
   }
 

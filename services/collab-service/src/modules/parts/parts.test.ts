@@ -107,6 +107,14 @@ describe('parts: create and search', () => {
       Array.from({ length: 10 }, (_, i) => `W-${String(i + 1).padStart(5, '0')}`),
     );
     expect(await page({ q: 'washer', count: 'exact' })).toMatchObject({ total: 1200, totalExact: true });
+    // The last page, cut short, knows the total; past it the estimate stays below the offset.
+    const last = await page({ q: 'washer', pageSize: 70, page: 18 });
+    expect(last).toMatchObject({ total: 1200, totalExact: true });
+    expect(last.items).toHaveLength(10);
+    const beyond = await page({ q: 'washer', pageSize: 50, page: 100 });
+    expect(beyond.items).toEqual([]);
+    expect(beyond.total).toBeGreaterThan(1000);
+    expect(beyond.total).toBeLessThan(4950);
     // Without a filter: the first rows in sort order, the same total.
     const all = await page({ dir: 'desc', pageSize: 3 });
     expect(all).toMatchObject({ totalExact: false });
