@@ -259,7 +259,10 @@ export class Part {
   updatedAt: string;
 }
 
-/** A page of parts; `totalExact: false` when `total` is the planner's estimate (over 1,000 matches). */
+/**
+ * A page of parts; `totalExact: false` when `total` is the planner's estimate (over 1,000 matches,
+ * unless the page is the last one, cut short: then its offset and rows give the total).
+ */
 export class PartList extends PageOf(Part, 'PartPage') {
   @IsBoolean()
   totalExact: boolean;
