@@ -36,6 +36,29 @@ async function list(t: Team, query: Record<string, unknown>): Promise<PartList> 
 
 const numbers = (page: PartList) => page.items.map((p) => p.partNumber);
 
+/**
+ * A workspace of `count` parts written by SQL (part number and name as SQL expressions of `i`, from 1),
+ * analysed, and a reader of its list pages as its viewer.
+ */
+async function bulkWorkspace(label: string, count: number, columns: { number: string; name: string }) {
+  const w = await teamWorkspace(stack, label);
+  await stack.collab.deps.dataSource.query(
+    `INSERT INTO parts (id, workspace_id, part_number, name, domain, uom, lifecycle, tags, attributes, created_by)
+     SELECT gen_random_uuid(), w.id, ${columns.number}, ${columns.name}, 'mechanical', 'each', 'prototype',
+            ARRAY['bulk'], '{}'::jsonb, $2
+       FROM workspaces w, generate_series(1, $3::int) i WHERE w.name = $1`,
+    [w.workspace, w.owner.user.id, count],
+  );
+  await stack.collab.deps.dataSource.query('ANALYZE parts');
+  const list = (query: Record<string, unknown>) =>
+    as(w.viewer)
+      .get('/v1/parts')
+      .query({ workspace: w.workspace, ...query })
+      .expect(200)
+      .then((r) => r.body as PartList);
+  return { w, list };
+}
+
 describe('parts: create and search', () => {
   let t: Team;
   beforeAll(async () => {
@@ -85,21 +108,11 @@ describe('parts: create and search', () => {
   });
 
   test('totals are exact up to 1,000 matches, then an estimate flagged as such; count=exact counts all', async () => {
-    const w = await teamWorkspace(stack, 'parts-count');
-    await stack.collab.deps.dataSource.query(
-      `INSERT INTO parts (id, workspace_id, part_number, name, domain, uom, lifecycle, tags, attributes, created_by)
-       SELECT gen_random_uuid(), w.id, 'W-' || lpad(i::text, 5, '0'), 'Flat washer ' || i, 'mechanical', 'each',
-              'prototype', ARRAY['bulk'], '{}'::jsonb, $2
-         FROM workspaces w, generate_series(1, 1200) i WHERE w.name = $1`,
-      [w.workspace, w.owner.user.id],
-    );
-    await stack.collab.deps.dataSource.query('ANALYZE parts');
-    const page = (query: Record<string, unknown>) =>
-      as(w.viewer)
-        .get('/v1/parts')
-        .query({ workspace: w.workspace, pageSize: 10, ...query })
-        .expect(200)
-        .then((r) => r.body as PartList);
+    const { w, list: listed } = await bulkWorkspace('parts-count', 1200, {
+      number: `'W-' || lpad(i::text, 5, '0')`,
+      name: `'Flat washer ' || i`,
+    });
+    const page = (query: Record<string, unknown>) => listed({ pageSize: 10, ...query });
     const common = await page({ q: 'washer' });
     expect(common.totalExact).toBe(false);
     expect(common.total).toBeGreaterThan(1000);
@@ -124,39 +137,26 @@ describe('parts: create and search', () => {
     expect(await page({ q: 'washer 11' })).toMatchObject({ total: 111, totalExact: true });
     expect(await page({ q: 'w-0000' })).toMatchObject({ total: 9, totalExact: true });
     // Pages of a search with up to 1,000 matches (sorted from the search indexes) in both directions.
-    const pn = (list: PartList) => list.items.map((p) => p.partNumber);
     const ones = await page({ q: 'washer 1', dir: 'desc', pageSize: 5, page: 3 });
     expect(ones).toMatchObject({ total: 312, totalExact: true });
-    expect(pn(ones)).toEqual(['W-01190', 'W-01189', 'W-01188', 'W-01187', 'W-01186']);
-    expect(pn(await page({ q: 'w-011', pageSize: 5 }))).toEqual([
+    expect(numbers(ones)).toEqual(['W-01190', 'W-01189', 'W-01188', 'W-01187', 'W-01186']);
+    expect(numbers(await page({ q: 'w-011', pageSize: 5 }))).toEqual([
       'W-01100',
       'W-01101',
       'W-01102',
       'W-01103',
       'W-01104',
     ]);
-    expect(pn(await page({ q: 'w-011', pageSize: 5, page: 21 }))).toEqual([]);
+    expect(numbers(await page({ q: 'w-011', pageSize: 5, page: 21 }))).toEqual([]);
     await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, count: 'approximate' }).expect(400);
   });
 
   test('common matches that sort after 20,000 other parts: the pages are still right', async () => {
-    const w = await teamWorkspace(stack, 'parts-late');
-    await stack.collab.deps.dataSource.query(
-      `INSERT INTO parts (id, workspace_id, part_number, name, domain, uom, lifecycle, tags, attributes, created_by)
-       SELECT gen_random_uuid(), w.id, CASE WHEN i <= 20500 THEN 'A-' ELSE 'Z-' END || lpad(i::text, 5, '0'),
-              CASE WHEN i <= 20500 THEN 'Filler ' ELSE 'Late gasket ' END || i, 'other', 'each', 'prototype',
-              '{}', '{}'::jsonb, $2
-         FROM workspaces w, generate_series(1, 21700) i WHERE w.name = $1`,
-      [w.workspace, w.owner.user.id],
-    );
-    await stack.collab.deps.dataSource.query('ANALYZE parts');
-    const page = (query: Record<string, unknown>) =>
-      as(w.viewer)
-        .get('/v1/parts')
-        .query({ workspace: w.workspace, q: 'gasket', ...query })
-        .expect(200)
-        .then((r) => r.body as PartList);
-    const numbers = (list: PartList) => list.items.map((p) => p.partNumber);
+    const { list: listed } = await bulkWorkspace('parts-late', 21_700, {
+      number: `CASE WHEN i <= 20500 THEN 'A-' ELSE 'Z-' END || lpad(i::text, 5, '0')`,
+      name: `CASE WHEN i <= 20500 THEN 'Filler ' ELSE 'Late gasket ' END || i`,
+    });
+    const page = (query: Record<string, unknown>) => listed({ q: 'gasket', ...query });
     const first = await page({ pageSize: 5 });
     expect(first).toMatchObject({ totalExact: false, page: 1 });
     expect(numbers(first)).toEqual(['Z-20501', 'Z-20502', 'Z-20503', 'Z-20504', 'Z-20505']);
