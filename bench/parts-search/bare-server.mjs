@@ -3,19 +3,19 @@
 // presenter). Environment: DB_URL, WORKSPACE_ID, PORT; `GET /?q=&pageSize=`. Prints `ready` once listening.
 import http from 'node:http';
 import { pg } from '../lib/collab.mjs';
-import { commonPageSql, MATCHING_SQL, paramsFor, searchSql } from './search-sql.mjs';
+import { search } from './search-sql.mjs';
 
 const pool = new pg.Pool({ connectionString: process.env.DB_URL, max: 4 });
 
 const server = http.createServer(async (req, res) => {
   const query = new URL(req.url, 'http://bare').searchParams;
-  const pageSize = Number(query.get('pageSize'));
-  const params = paramsFor(process.env.WORKSPACE_ID, query.get('q'));
-  const { rows } = await pool.query(searchSql(pageSize), params);
-  const total = rows[0].search_total;
-  const items = total > 1000 ? (await pool.query(commonPageSql(pageSize), params)).rows : rows;
-  if (total > 1000) await pool.query(`EXPLAIN (FORMAT JSON) ${MATCHING_SQL}`, params);
-  const body = JSON.stringify({ items: items.filter((row) => row.id !== null), total });
+  const { total, rows } = await search(
+    pool,
+    process.env.WORKSPACE_ID,
+    query.get('q'),
+    Number(query.get('pageSize')),
+  );
+  const body = JSON.stringify({ items: rows.filter((row) => row.id !== null), total });
   res.writeHead(200, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),

@@ -30,7 +30,7 @@ import {
   stopChild,
   timedRequest,
 } from '../lib/collab.mjs';
-import { commonPageSql, MATCHING_SQL, paramsFor, searchSql } from './search-sql.mjs';
+import { search } from './search-sql.mjs';
 
 const parts = Number(process.env.BENCH_PARTS ?? 200_000);
 const queries = Number(process.env.BENCH_QUERIES ?? 200);
@@ -112,8 +112,6 @@ try {
   for (const [kind, { term: termOf, pageSize }] of Object.entries(KINDS).filter(
     ([k]) => !only || only.includes(k),
   )) {
-    const sql = searchSql(pageSize);
-    const commonSql = commonPageSql(pageSize);
     const http = [];
     const floor = [];
     const raw = [];
@@ -136,24 +134,16 @@ try {
       if (served.status !== 200) throw new Error(`the bare server answered ${served.status}`);
       if (i >= WARMUP) floor.push(served.ms);
 
-      const params = paramsFor(workspaceId, q);
       const started = performance.now();
-      const found = await client.query(sql, params);
-      if (found.rows[0].search_total > 1000) {
-        await client.query(commonSql, params);
-        await client.query(`EXPLAIN (FORMAT JSON) ${MATCHING_SQL}`, params);
-      }
+      await search(client, workspaceId, q, pageSize);
       if (i >= WARMUP) raw.push(performance.now() - started);
     }
     const serviceCpuMs = (cpuMicrosOf(collab.child.pid) - cpuAtStart) / 1000 / queries;
     // The indexes the statements read for the first term (a branch turned off never runs).
-    const explained = [sql, ...(matches > 1000 ? [commonSql] : [])];
+    const { statements, params } = await search(client, workspaceId, termOf(0), pageSize);
     const plans = [];
-    for (const statement of explained) {
-      const plan = await client.query(
-        `EXPLAIN (ANALYZE, TIMING OFF) ${statement}`,
-        paramsFor(workspaceId, termOf(0)),
-      );
+    for (const statement of statements) {
+      const plan = await client.query(`EXPLAIN (ANALYZE, TIMING OFF) ${statement}`, params);
       plans.push(...plan.rows);
     }
     const indexes = [

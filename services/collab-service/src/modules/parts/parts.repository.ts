@@ -1,29 +1,11 @@
-import { DEFAULT_PAGE_SIZE, type ListPartsQuery, type PartDomain, type PartSortKey } from '@hwp/contracts';
+import type { ListPartsQuery, PartDomain } from '@hwp/contracts';
 import { entityRows, NotFoundError, newId } from '@hwp/platform';
 import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspaces/workspace-scope';
 import { PartEntity, PartHistoryEntity, PartVersionEntity } from './part.entity';
-
-const SORT_COLUMNS: Record<PartSortKey, string> = {
-  part_number: 'part_number',
-  name: 'name',
-  domain: 'domain',
-  lifecycle: 'lifecycle',
-  manufacturer_part_number: 'manufacturer_part_number',
-  updated_at: 'updated_at',
-};
-
-/** Matches counted exactly before the total becomes an estimate (`count=exact` counts all). */
-export const COUNT_BOUND = 1000;
-/**
- * Rows of the sort index a page of common matches is looked for in before every match is sorted
- * instead (~20 ms at most on 2 cores).
- */
-const WALK_ROWS = 20_000;
+import { COUNT_BOUND, partSearchSql } from './parts-search-sql';
 
 /** A row of a search page: a part's columns (all null past the last page) and its creator's username. */
-type PageRow = Record<string, unknown> & { search_total: number; created_by_username: string | null };
-
-const likeEscape = (text: string) => text.replace(/[\\%_]/g, '\\$&');
+type PageRow = Record<string, unknown> & { search_total?: number; created_by_username: string | null };
 
 /**
  * The parts of one workspace, their versions, audit history and numbering counters. Every part is
@@ -60,91 +42,18 @@ export class PartsRepository {
   }
 
   /**
-   * A page of the search of section 4.6; id breaks ties so pages neither repeat nor skip parts. The
-   * total is exact up to COUNT_BOUND matches (or always, with `count=exact`); above it, the planner's
-   * estimate, flagged by `exact: false`: an exact count of a common word reads every match.
-   *
-   * How the page is read (the planner, left to itself, walked the sort index for a small page,
-   * expecting matches spread evenly in sort order: a prefix whose parts sort last, e.g. `PRT-0199`
-   * among 200,000, filtered the whole workspace, ~150 ms):
-   * - without a filter, the first rows of the sort index, with the count, in one statement;
-   * - with one, up to COUNT_BOUND + 1 matches are read (from the search indexes, unless matches are so
-   *   common that the table is read), with the count; up to COUNT_BOUND, that is all of them, and the
-   *   page is sorted from them in the same statement;
-   * - past the bound (common matches, a second statement): the sort index is walked for at most
-   *   WALK_ROWS rows, which holds the page when matches are common early in sort order; when it does
-   *   not, every match is read from the search indexes and sorted.
+   * A page of the search of section 4.6 (the statements: partSearchSql). The total is exact up to
+   * COUNT_BOUND matches (or always, with `count=exact`); above it, the planner's estimate, flagged
+   * by `exact: false`: an exact count of a common word reads every match.
    */
   async search(
     query: ListPartsQuery,
   ): Promise<{ rows: PartEntity[]; total: number; exact: boolean; names: Map<string, string> }> {
-    const page = query.page ?? 1;
-    const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
-    const dir = query.dir === 'desc' ? 'DESC' : 'ASC';
-    const params: unknown[] = [this.scope.id];
-    const param = (value: unknown) => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    const where = ['p.workspace_id = $1'];
-    const q = query.q?.trim().toLowerCase();
-    if (q) {
-      const prefix = param(`${likeEscape(q)}%`);
-      const contains = param(`%${likeEscape(q)}%`);
-      where.push(
-        `(lower(p.part_number) LIKE ${prefix} OR lower(p.name) LIKE ${contains} OR lower(p.manufacturer_part_number) LIKE ${prefix})`,
-      );
-    }
-    if (query.domain) where.push(`p.domain = ${param(query.domain)}`);
-    if (query.lifecycle) where.push(`p.lifecycle = ${param(query.lifecycle)}`);
-    if (query.tag) where.push(`p.tags @> ARRAY[${param(query.tag)}]::text[]`);
-    const filter = where.join(' AND ');
-    const sort = SORT_COLUMNS[query.sort ?? 'part_number'];
-    const offset = (page - 1) * pageSize;
-    const order = (from: string) => `ORDER BY ${from}.${sort} ${dir}, ${from}.id ${dir}`;
-    const slice = `LIMIT ${pageSize} OFFSET ${offset}`;
-    const filtered = where.length > 1;
-    const exactCount = `SELECT count(*)::int AS n FROM parts p WHERE ${filter}`;
-    const count =
-      query.count === 'exact'
-        ? exactCount
-        : `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${filtered ? 'm' : `parts p WHERE ${filter}`} LIMIT ${COUNT_BOUND + 1}) s`;
-    // The count and the page in one round trip; a page past the end is one row with the count and
-    // no part. `m` is planned to read every match (a CTE is planned whole), so from the search
-    // indexes; it is read only as far as the count's LIMIT asks. (Planned for its first 1,001 rows,
-    // a scan in table order was chosen for a common prefix, which read the table until it met them.)
-    let rows: PageRow[] = await this.manager.query(
-      `WITH ${filtered ? `m AS MATERIALIZED (SELECT p.* FROM parts p WHERE ${filter}), ` : ''}c AS (${count})
-       SELECT c.n AS search_total, page.*, u.username AS created_by_username
-       FROM c LEFT JOIN LATERAL (${
-         filtered
-           ? `SELECT m.* FROM m WHERE c.n <= ${COUNT_BOUND} ${order('m')} ${slice}`
-           : `SELECT p.* FROM parts p WHERE ${filter} ${order('p')} ${slice}`
-       }) page ON true
-       LEFT JOIN collab_users u ON u.id = page.created_by
-       ${order('page')}`,
-      params,
-    );
-    const n = rows[0].search_total;
-    if (filtered && n > COUNT_BOUND) {
-      // The walk stops at the page's last row: early when matches are common early in sort order.
-      const reach = offset + pageSize;
-      rows = await this.manager.query(
-        `WITH walk AS MATERIALIZED (
-           SELECT p.* FROM (SELECT p.* FROM parts p WHERE p.workspace_id = $1 ${order('p')} LIMIT ${WALK_ROWS}) p
-            WHERE ${filter} ${order('p')} LIMIT ${reach}),
-         walked AS (SELECT count(*) >= ${reach} AS holds FROM walk)
-         SELECT page.*, u.username AS created_by_username
-         FROM walked, LATERAL (
-           (SELECT walk.* FROM walk WHERE walked.holds ${order('walk')} ${slice})
-           UNION ALL
-           (SELECT m.* FROM (SELECT p.* FROM parts p WHERE ${filter} OFFSET 0) m
-             WHERE NOT walked.holds ${order('m')} ${slice})) page
-         LEFT JOIN collab_users u ON u.id = page.created_by
-         ${order('page')}`,
-        params,
-      );
-    }
+    const sql = partSearchSql(this.scope.id, query);
+    const { params, offset, pageSize } = sql;
+    let rows: PageRow[] = await this.manager.query(sql.first, params);
+    const n = rows[0].search_total as number;
+    if (sql.filtered && n > COUNT_BOUND) rows = await this.manager.query(sql.common, params);
     const found = rows.filter((row) => row.id !== null);
     const parts = found.map(this.fromRow);
     // The presenter names each part's creator.
@@ -158,7 +67,7 @@ export class PartsRepository {
     if (parts.length > 0 && parts.length < pageSize)
       return { rows: parts, total: offset + parts.length, exact: true, names };
     const [plan]: { 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[] = await this.manager.query(
-      `EXPLAIN (FORMAT JSON) SELECT 1 FROM parts p WHERE ${filter}`,
+      sql.estimate,
       params,
     );
     // Never below what was counted, nor below the rows this page reached; past the last page (no
