@@ -82,14 +82,6 @@ interface PgCopyClient {
   query<T>(stream: T): T;
 }
 
-/** The connection of `manager`'s transaction; outside one it throws: COPY is for writes that belong together. */
-async function transactionClient(manager: EntityManager): Promise<PgCopyClient> {
-  const runner = manager.queryRunner;
-  if (!runner || runner.isReleased || !runner.isTransactionActive)
-    throw new Error('CopyFeed needs a transaction (an EntityManager of dataSource.transaction)');
-  return (await runner.connect()) as PgCopyClient;
-}
-
 /**
  * A `COPY <table> (<columns>) FROM STDIN` left open on the connection of `manager`'s transaction and
  * fed batch after batch, so the database never waits between batches: a COPY per batch made it wait
@@ -114,8 +106,12 @@ export class CopyFeed {
     this.settled.catch(() => {});
   }
 
+  /** Opens the COPY on the connection of `manager`'s transaction; outside one it throws. */
   static async open(manager: EntityManager, statement: string): Promise<CopyFeed> {
-    const client = await transactionClient(manager);
+    const runner = manager.queryRunner;
+    if (!runner || runner.isReleased || !runner.isTransactionActive)
+      throw new Error('CopyFeed needs a transaction (an EntityManager of dataSource.transaction)');
+    const client = (await runner.connect()) as PgCopyClient;
     return new CopyFeed(client.query(copyFrom(statement)));
   }
 
