@@ -114,7 +114,11 @@ export class TenantMember extends PersonFields {
 export const TenantMemberList = PageOf(TenantMember, 'TenantMemberList');
 export type TenantMemberList = Page<TenantMember>;
 
-/** `POST /tenant/{tenant_id}/members` (admin+): adds an existing account. */
+/**
+ * `POST /tenant/{tenant_id}/members` (admin+): invites an email address. Nobody becomes a member
+ * until they accept (`POST /tenant-invitations/accept`), and the answer is the same whether or not
+ * an account uses the address.
+ */
 export class AddTenantMemberRequest {
   @IsEmailAddress()
   email: string;
@@ -178,4 +182,50 @@ export class UpdateProfileRequest {
   @IsOptional()
   @IsUUID()
   default_tenant_id?: string | null;
+}
+
+export const TENANT_INVITATION_STATUSES = ['pending', 'accepted', 'declined', 'revoked', 'expired'] as const;
+export type TenantInvitationStatus = (typeof TENANT_INVITATION_STATUSES)[number];
+
+/** An invitation to a tenant, as its admins and its addressee see it (never with its token). */
+export class TenantInvitation {
+  @IsUUID()
+  id: string;
+
+  @IsUUID()
+  tenant_id: string;
+
+  /** The tenant's name (shown to the addressee, who cannot read the tenant yet). */
+  @IsString()
+  tenant_name: string;
+
+  @IsString()
+  email: string;
+
+  @IsIn(TENANT_ROLES)
+  role: TenantRole;
+
+  @IsIn(TENANT_INVITATION_STATUSES)
+  status: TenantInvitationStatus;
+
+  @Nullable()
+  @IsUUID()
+  invited_by: string | null;
+
+  @IsISO8601()
+  created_at: string;
+
+  @IsISO8601()
+  expires_at: string;
+}
+
+export const TenantInvitationList = PageOf(TenantInvitation, 'TenantInvitationList');
+export type TenantInvitationList = Page<TenantInvitation>;
+
+/** `POST /tenant-invitations/accept|decline`: the token of the invitation's email. */
+export class TenantInvitationTokenRequest {
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  token: string;
 }

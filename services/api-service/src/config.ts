@@ -39,6 +39,7 @@ export interface ApiConfig extends BaseConfig {
   readonly OTP_MAX_ATTEMPTS: number;
   readonly OTP_RESEND_INTERVAL_SECONDS: number;
   readonly SITE_URL?: string;
+  readonly TENANT_INVITATION_TTL_HOURS: number;
   readonly AUTH_REDIRECT_ALLOW_LIST: string;
   readonly COOKIE_SECURE?: boolean;
   readonly COOKIE_DOMAIN?: string;
@@ -137,6 +138,7 @@ export function apiConfigSpecs() {
     OTP_MAX_ATTEMPTS: positive('Wrong tries before a code is void', 5),
     OTP_RESEND_INTERVAL_SECONDS: seconds('Minimum gap between two codes to one address', 60),
     SITE_URL: httpUrl({ default: undefined, desc: 'Where the browser app lives (default redirect)' }),
+    TENANT_INVITATION_TTL_HOURS: positive('Hours a tenant invitation can be accepted', 168),
     AUTH_REDIRECT_ALLOW_LIST: str({ default: '', desc: 'Extra allowed redirect_to origins, comma list' }),
     COOKIE_SECURE: flag({ default: undefined, desc: 'Secure flag of session cookies (default: production)' }),
     COOKIE_DOMAIN: str({ default: undefined, desc: 'Domain of session cookies' }),

@@ -3,6 +3,7 @@ import type { FileRecord, Tenant } from '@hwp/contracts';
 import { expectEventually, s3Env, startS3rver } from '@hwp/platform/test-kit';
 import request from 'supertest';
 import { type ApiTestService, as, signUp, startApi, type TestUser } from './api-test-kit';
+import { joinTenant } from './tenants-test-setup';
 
 /** The API host on Postgres, RabbitMQ and an S3 server (s3rver), as production runs it. */
 export async function startFilesApi(env: Record<string, string> = {}) {
@@ -35,10 +36,7 @@ export async function team(
     .send({ name: `Team ${randomBytes(3).toString('hex')}` });
   expect(created.status).toBe(201);
   const tenant = created.body as Tenant;
-  const added = await as(api.app, owner)
-    .post(`/tenant/${tenant.id}/members`)
-    .send({ email: member.email, role: 'member' });
-  expect(added.status).toBe(201);
+  await joinTenant(api.app, owner, tenant.id, member, 'member');
   return { owner, member, tenant };
 }
 

@@ -97,6 +97,9 @@ export class Accounts {
     const { user, identity } = this.newAccount(manager, channel, fields);
     await manager.insert(UserEntity, user);
     await manager.insert(IdentityEntity, identity);
+    // Every account has its own tenant from the start, as its default: a tenant somebody else
+    // invites the address to can only be joined by accepting, and never becomes the working one.
+    await this.sessions.tenants.ensurePersonalTenant(manager, user);
     await this.emitUserUpdated(manager, user);
     return user;
   }

@@ -43,6 +43,8 @@ export interface AuthModule {
   standardLimit: RequestHandler;
   /** For the AI image routes (10 per window per user). */
   aiLimit: RequestHandler;
+  /** Where the browser app lives (`SITE_URL`, else this host's public base): links in emails. */
+  siteUrl: string;
   mount(api: ApiRouter, app: Express): void;
 }
 
@@ -183,6 +185,7 @@ export function createAuthModule(
     authenticate,
     standardLimit,
     aiLimit,
+    siteUrl: siteUrl.replace(/\/+$/, ''),
     mount(api, app) {
       const routeDeps = { auth, sessions, keys, cookies, authenticate, standardLimit, loginLimits, siteUrl };
       mountAuthRoutes(api, routeDeps);

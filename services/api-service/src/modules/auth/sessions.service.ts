@@ -51,7 +51,8 @@ export class SessionsService {
     private readonly bus: Bus,
     dataSource: DataSource,
     private readonly signer: AccessTokenSigner,
-    private readonly tenants: PersonalTenants,
+    /** Also used when an account is created (Accounts.create). */
+    readonly tenants: PersonalTenants,
     private readonly settings: SessionSettings,
   ) {
     this.dataSource = dataSource;

@@ -13,6 +13,7 @@ import {
   upload,
 } from '../../../test/support/files-test-setup';
 import { expectTenantIsolation } from '../../../test/support/tenant-isolation';
+import { joinTenant } from '../../../test/support/tenants-test-setup';
 
 let stack: Awaited<ReturnType<typeof startFilesApi>>;
 beforeAll(async () => {
@@ -299,9 +300,7 @@ describe('permissions and isolation', () => {
     ]);
     const file = await upload(as(stack.api.app, owner), 'drawing.pdf', '%PDF-1.7 drawing');
     const partnerTeam = await as(stack.api.app, partner).post('/tenant/create').send({ name: 'Supplier' });
-    await as(stack.api.app, partner)
-      .post(`/tenant/${partnerTeam.body.id}/members`)
-      .send({ email: teammate.email, role: 'member' });
+    await joinTenant(stack.api.app, partner, partnerTeam.body.id, teammate, 'member');
     const shared = await as(stack.api.app, owner)
       .put(`/files/${file.id}/permissions`)
       .send({ view: [partner.user.id], edit: [], delete: [partnerTeam.body.id] });

@@ -1,24 +1,33 @@
 import { defineFeature } from '@hwp/platform';
 import type { ApiConfig } from '../../config';
 import type { AuthModule } from '../auth/auth.module';
+import type { NotificationsModule } from '../notifications/notifications.service';
 import { ProfileService } from './profile.service';
 import type { TenancyExports } from './tenancy.feature';
 import { createTenantResolver } from './tenant-context';
+import { TenantInvitationsService } from './tenant-invitations.service';
 import { mountTenantRoutes } from './tenants.routes';
 
 /** The tenant and profile routes: signed in, rate limited, then the tenant resolved (X-Tenant-ID). */
 export const tenantsFeature = defineFeature<
   ApiConfig,
   { profiles: ProfileService },
-  { tenancy: TenancyExports; accounts: AuthModule }
+  { tenancy: TenancyExports; accounts: AuthModule; notifications: NotificationsModule }
 >({
   name: 'tenants',
-  build: (deps, { tenancy, accounts }) => {
+  build: (deps, { tenancy, accounts, notifications }) => {
     const profiles = new ProfileService(deps.dataSource, deps.bus, accounts.auth, tenancy.tenants);
+    const invitations = new TenantInvitationsService(deps.dataSource, tenancy.tenants, {
+      ttlMs: deps.config.TENANT_INVITATION_TTL_HOURS * 3_600_000,
+      linkBase: accounts.siteUrl,
+      notify: notifications.request,
+    });
     const resolveTenant = createTenantResolver(deps.dataSource, tenancy.tenants);
     const signedIn = [accounts.authenticate, accounts.standardLimit, resolveTenant];
     return {
-      routes: [(api) => mountTenantRoutes(api, { tenants: tenancy.tenants, profiles, signedIn })],
+      routes: [
+        (api) => mountTenantRoutes(api, { tenants: tenancy.tenants, invitations, profiles, signedIn }),
+      ],
       exports: { profiles },
     };
   },

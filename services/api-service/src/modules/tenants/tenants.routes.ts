@@ -1,4 +1,13 @@
 import type { ApiRouter } from '@hwp/platform';
+import {
+  acceptInvitation,
+  acceptInvitationById,
+  declineInvitation,
+  declineInvitationById,
+  listInvitations,
+  myInvitations,
+  revokeInvitation,
+} from './routes/invitations.routes';
 import { addMember, listMembers, removeMember, updateMember } from './routes/members.routes';
 import { getProfile, updateProfile } from './routes/profile.routes';
 import { type TenantRouteDeps, tenantRouting } from './routes/tenant-routing';
@@ -22,6 +31,13 @@ export function mountTenantRoutes(api: ApiRouter, deps: TenantRouteDeps): void {
     addMember,
     updateMember,
     removeMember,
+    listInvitations,
+    revokeInvitation,
+    myInvitations,
+    acceptInvitation,
+    declineInvitation,
+    acceptInvitationById,
+    declineInvitationById,
     getProfile,
     updateProfile,
   ]) {

@@ -58,7 +58,7 @@ export interface PageRequest {
   pageSize?: number;
 }
 
-function paging(request: PageRequest) {
+export function paging(request: PageRequest) {
   const page = request.page ?? 1;
   const pageSize = request.pageSize ?? DEFAULT_PAGE_SIZE;
   return { page, pageSize, skip: (page - 1) * pageSize, take: pageSize };
@@ -91,7 +91,7 @@ export class TenantsService {
   }
 
   /** The caller's membership or 404 (a tenant the caller is not in does not exist for them). */
-  private async requireMember(
+  async requireMember(
     manager: EntityManager,
     userId: string,
     tenantId: string,
@@ -161,7 +161,9 @@ export class TenantsService {
   }
 
   /**
-   * Gives a user without any tenant a personal one, so tenant resolution never comes up empty.
+   * Gives a user without any tenant a personal one, so tenant resolution never comes up empty. Runs
+   * when an account is created (so a tenant somebody invites them to can never be their first) and,
+   * for older accounts, at sign-in.
    * Runs in a transaction: the user row lock serializes concurrent first requests, which would
    * otherwise each see no membership and each create a personal tenant. FOR NO KEY UPDATE, not FOR
    * UPDATE: concurrent logins hold KEY SHARE on the row (their session rows reference it), and FOR
@@ -210,8 +212,11 @@ export class TenantsService {
     return rows;
   }
 
-  async get(userId: string, tenantId: string): Promise<Tenant> {
-    const manager = this.dataSource.manager;
+  get(userId: string, tenantId: string): Promise<Tenant> {
+    return this.getIn(this.dataSource.manager, userId, tenantId);
+  }
+
+  async getIn(manager: EntityManager, userId: string, tenantId: string): Promise<Tenant> {
     const role = await this.requireMember(manager, userId, tenantId);
     const tenant = await manager.findOneByOrFail(TenantEntity, { id: tenantId });
     return present(tenant, role);
@@ -255,22 +260,6 @@ export class TenantsService {
       page,
       pageSize,
     };
-  }
-
-  async addMember(actorId: string, tenantId: string, input: { email: string; role: TenantRole }) {
-    return this.dataSource.transaction(async (manager) => {
-      const actorRole = await this.requireMember(manager, actorId, tenantId, 'admin');
-      if (input.role === 'owner' && actorRole !== 'owner')
-        throw new ForbiddenError('Only an owner can add owners');
-      const user = await manager.findOneBy(UserEntity, { email: input.email.toLowerCase() });
-      if (!user) throw new NotFoundError('No account uses that email address');
-      const members = new TenantScope(manager, tenantId).repo(TenantMemberEntity);
-      if (await members.findOne({ userId: user.id })) {
-        throw new ConflictError('That user is already a member of this tenant');
-      }
-      const row = await members.insert({ userId: user.id, role: input.role, createdAt: new Date() });
-      return presentMember(row, user);
-    });
   }
 
   async updateMember(actorId: string, tenantId: string, memberId: string, role: TenantRole) {

@@ -2,6 +2,7 @@ import {
   AddTenantMemberRequest,
   ErrorBodyDto,
   PageQuery,
+  TenantInvitation,
   TenantMember,
   TenantMemberList,
   UpdateTenantMemberRequest,
@@ -25,21 +26,26 @@ export const listMembers = ({ signedInRoute, tenants }: TenantRouting) =>
     handler: ({ query, params, req }) => tenants.members(userId(req), params.tenant_id, query),
   });
 
-export const addMember = ({ signedInRoute, tenants }: TenantRouting) =>
+export const addMember = ({ signedInRoute, invitations }: TenantRouting) =>
   signedInRoute({
     method: 'post',
     path: '/tenant/:tenant_id/members',
-    summary: 'Add an existing account to the tenant (admin+; owner to add owners)',
+    summary: 'Invite an email address to the tenant (admin+; owner to invite owners)',
+    description:
+      'Nobody becomes a member without consent: this emails an invitation (valid `TENANT_INVITATION_TTL_HOURS`) ' +
+      'that the addressee accepts or declines, signed in with that address confirmed ' +
+      '(`POST /tenant-invitations/accept`). The answer is the same whether or not an account uses the address; ' +
+      'inviting the same address again replaces the pending invitation.',
     tags: ['tenants'],
     body: AddTenantMemberRequest,
-    status: 201,
+    status: 202,
     responses: {
-      201: { description: 'Added', schema: TenantMember },
+      202: { description: 'Invitation sent', schema: TenantInvitation },
       403: forbidden,
-      404: { description: 'No such tenant, or no account with that email', schema: ErrorBodyDto },
-      409: { description: 'Already a member', schema: ErrorBodyDto },
+      404: notFound,
+      409: { description: 'The address is already a member', schema: ErrorBodyDto },
     },
-    handler: ({ body, params, req }) => tenants.addMember(userId(req), params.tenant_id, body),
+    handler: ({ body, params, req }) => invitations.invite(userId(req), params.tenant_id, body),
   });
 
 export const updateMember = ({ signedInRoute, tenants }: TenantRouting) =>

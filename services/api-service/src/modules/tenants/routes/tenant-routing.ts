@@ -2,10 +2,12 @@ import { ErrorBodyDto } from '@hwp/contracts';
 import { type ApiRouter, type RawQuery, type RouteSpec, UnauthorizedError } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import type { ProfileService } from '../profile.service';
+import type { TenantInvitationsService } from '../tenant-invitations.service';
 import type { TenantsService } from '../tenants.service';
 
 export interface TenantRouteDeps {
   tenants: TenantsService;
+  invitations: TenantInvitationsService;
   profiles: ProfileService;
   /** authenticate, the standard rate limit, then tenant resolution. */
   signedIn: RequestHandler[];
