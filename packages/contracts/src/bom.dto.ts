@@ -707,10 +707,12 @@ export const WhereUsedList = ItemsOf(WhereUsedEntry, 'WhereUsedList');
 export type WhereUsedList = Items<WhereUsedEntry>;
 
 export class WhereUsedQuery {
+  /** The part's workspace; the part id names it already, so it may be left out. */
+  @IsOptional()
   @IsString()
   @IsNotEmpty()
   @MaxLength(64)
-  workspace: string;
+  workspace?: string;
 
   /** `1` (default): the assemblies that list the part; `all`: up to the top assemblies. */
   @IsOptional()

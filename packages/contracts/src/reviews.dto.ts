@@ -297,10 +297,12 @@ export const TaskList = ItemsOf(Task, 'TaskList');
 export type TaskList = Items<Task>;
 
 export class CreateReviewTemplateRequest {
+  /** Or `?workspace=`; when neither names one, the caller's only workspace where they are manager+. */
+  @IsOptional()
   @IsString()
   @IsNotEmpty()
   @MaxLength(64)
-  workspace: string;
+  workspace?: string;
 
   @IsString()
   @IsNotEmpty()

@@ -505,8 +505,17 @@ const SAMPLES: Record<string, Sample> = {
   },
   'DELETE /v1/tasks/{id}': {
     request: async (c, s) => {
+      // The caller's own task (creator may delete); one below the role deletes the owner's.
       const mine = await c.post('/v1/tasks').send({ path: randomPath(s), title: 'mine' });
-      const id = mine.body.id ?? '01a20fb0-0000-7000-8000-000000000000';
+      const owner = collabAs(stack.collab.app, owners.get(s.workspace) as TestUser);
+      const id =
+        mine.body.id ??
+        (
+          await owner
+            .post('/v1/tasks')
+            .send({ path: randomPath(s), title: 'theirs' })
+            .expect(201)
+        ).body.id;
       return c.delete(`/v1/tasks/${id}`).query({ workspace: s.workspace });
     },
   },

@@ -9,7 +9,7 @@ import { AppError, binaryResponse, type JobTimer, validateInput } from '@hwp/pla
 import type { Request, Response } from 'express';
 import { formFields, importSlot, spreadsheetUpload, theFile } from '../../parts/import/part-import.routes';
 import type { PartImportService } from '../../parts/import/part-import.service';
-import { fromBody, fromQuery } from '../../workspaces/workspace-access';
+import { fromBody, fromQuery, fromResource } from '../../workspaces/workspace-access';
 import { memberRoute, readRoute } from '../../workspaces/workspace-route';
 import type { WorkspaceScope } from '../../workspaces/workspace-scope';
 import {
@@ -80,7 +80,7 @@ function exportRoute(boms: BomsService, format: Format, summary: string, descrip
     summary,
     description: `${description} Answers an \`ETag\`; a request with \`If-None-Match\` naming it gets 304 (no body). Text cells starting with =, +, -, @, tab or CR get a leading apostrophe so spreadsheet programs never run them.`,
     tags: TAGS,
-    workspace: fromQuery('workspace'),
+    workspace: fromResource('bom'),
     query: BomWorkspaceQuery,
     responses: {
       200: binaryResponse('The export', CONTENT_TYPES[format]),
@@ -151,7 +151,11 @@ export function importBom(
       'domain `other`. Any row error writes nothing (400 with the report); `dryRun=true` only reports.',
     tags: TAGS,
     role: 'engineer',
-    workspace: (req) => fromQuery('workspace')(req) ?? fromBody('workspace')(req),
+    // The form's (or the query's) BOM names the workspace; a `workspace` sent as well must match.
+    workspace: fromResource(
+      'bom',
+      (req) => fromBody('bomId')(req) ?? fromBody('bom_id')(req) ?? req.query.bomId,
+    ),
     before: [importSlot(slots), spreadsheetUpload(maxBytes)],
     bodyContent: { 'multipart/form-data': { schema: FORM_SCHEMA } },
     responses: {

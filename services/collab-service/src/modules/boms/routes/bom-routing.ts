@@ -1,6 +1,5 @@
 import { BOM_SNAKE_CASE_FIELDS, ErrorBodyDto } from '@hwp/contracts';
 import type { RequestHandler } from 'express';
-import { fromBody, fromQuery, type WorkspaceSource } from '../../workspaces/workspace-access';
 
 export const TAGS = ['boms'];
 
@@ -36,10 +35,6 @@ export const acceptSnakeCase: RequestHandler = (req, _res, next) => {
   }
   next();
 };
-
-/** Routes on one BOM name the workspace in the query or, for writes, in the body. */
-export const queryOrBody: WorkspaceSource = (req) =>
-  fromQuery('workspace')(req) ?? fromBody('workspace')(req);
 
 export const NOT_FOUND = {
   description: 'No such BOM (or line, or part) in the workspace',

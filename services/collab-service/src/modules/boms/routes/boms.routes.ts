@@ -21,12 +21,12 @@ import {
   type WorkspaceRole,
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
-import { fromBody, fromQuery } from '../../workspaces/workspace-access';
+import { fromBody, fromQuery, fromResource } from '../../workspaces/workspace-access';
 import { type MemberRouteSpec, memberRoute, readRoute } from '../../workspaces/workspace-route';
 import type { BomLinesService } from '../bom-lines.service';
 import type { BomStructureService } from '../bom-structure.service';
 import type { BomsService } from '../boms.service';
-import { acceptSnakeCase, INVALID, NOT_DRAFT, NOT_FOUND, queryOrBody, TAGS } from './bom-routing';
+import { acceptSnakeCase, INVALID, NOT_DRAFT, NOT_FOUND, TAGS } from './bom-routing';
 
 export const createBom = (boms: BomsService) =>
   memberRoute({
@@ -71,7 +71,7 @@ export const bomDetail = (boms: BomsService) =>
       'not expanded. Each node has its quantity per parent, the extended quantity per top assembly, its ' +
       'extended cost per currency and warnings (non-compliant part, missing cost, designator count).',
     tags: TAGS,
-    workspace: fromQuery('workspace'),
+    workspace: fromResource('bom'),
     query: BomWorkspaceQuery,
     responses: { 200: { description: 'Header and tree', schema: BomDetail }, 404: NOT_FOUND },
     handler: ({ params, workspace }) => boms.detail(workspace, params.id),
@@ -89,7 +89,7 @@ export const upsertItems = (lines: BomLinesService) =>
       'others answer 409. Emits a `bom` event.',
     tags: TAGS,
     role: 'engineer',
-    workspace: queryOrBody,
+    workspace: fromResource('bom'),
     before: [acceptSnakeCase],
     body: UpsertBomItemsRequest,
     responses: {
@@ -119,7 +119,7 @@ function transition<Body>(
       'the submitter. `workspace` in the query or the body.',
     tags: TAGS,
     role,
-    workspace: queryOrBody,
+    workspace: fromResource('bom'),
     body,
     responses: { 200: { description: 'The BOM', schema: Bom }, 404: NOT_FOUND, 409: NOT_DRAFT },
     handler,
@@ -163,7 +163,7 @@ export const bomDiff = (structure: BomStructureService) =>
       'designators when a part has several lines); changes are per field: qty, uom, refdes, notes, ' +
       'alternates, effectivity.',
     tags: TAGS,
-    workspace: fromQuery('workspace'),
+    workspace: fromResource('bom'),
     query: BomDiffQuery,
     responses: { 200: { description: 'The diff', schema: BomDiff }, 404: NOT_FOUND },
     handler: ({ params, query, workspace }) => structure.diff(workspace, params.id, query),
@@ -178,7 +178,7 @@ export const costRollup = (boms: BomsService) =>
       'Extended cost = qty x (the child’s own BOM rollup when it has one, else its unit cost), summed up the ' +
       'tree. Totals are per currency (never converted); leaves without a cost are listed.',
     tags: TAGS,
-    workspace: fromQuery('workspace'),
+    workspace: fromResource('bom'),
     query: BomWorkspaceQuery,
     responses: { 200: { description: 'The rollup', schema: CostRollup }, 404: NOT_FOUND },
     handler: ({ params, workspace }) => boms.costRollup(workspace, params.id),
@@ -194,7 +194,7 @@ export const setAlternates = (lines: BomLinesService) =>
       'BOMs only (409). Emits a `bom` event.',
     tags: TAGS,
     role: 'engineer',
-    workspace: queryOrBody,
+    workspace: fromResource('bom'),
     before: [acceptSnakeCase],
     body: SetAlternatesRequest,
     responses: {
@@ -218,7 +218,7 @@ export const deriveMbom = (structure: BomStructureService) =>
       'by their own lines. The new BOM links back through `sourceBomId`.',
     tags: TAGS,
     role: 'engineer',
-    workspace: queryOrBody,
+    workspace: fromResource('bom'),
     before: [acceptSnakeCase],
     body: DeriveMbomRequest,
     status: 201,
@@ -240,7 +240,7 @@ export const validateEffectivity = (structure: BomStructureService) =>
       'each one that would apply at the same date, serial and lot is named.',
     tags: TAGS,
     role: 'engineer',
-    workspace: queryOrBody,
+    workspace: fromResource('bom'),
     before: [acceptSnakeCase],
     body: ValidateEffectivityRequest,
     responses: {
@@ -260,7 +260,7 @@ export const whereUsed = (structure: BomStructureService) =>
       '`levels=1` (default): the assemblies whose current BOM (approved, else latest, per type) lists the part. ' +
       '`levels=all`: up to the top assemblies, each path once, with the quantity along it.',
     tags: ['parts'],
-    workspace: fromQuery('workspace'),
+    workspace: fromResource('part'),
     query: WhereUsedQuery,
     responses: { 200: { description: 'Assemblies', schema: WhereUsedList }, 404: NOT_FOUND },
     handler: ({ params, query, workspace }) => structure.whereUsed(workspace, params.id, query.levels ?? '1'),

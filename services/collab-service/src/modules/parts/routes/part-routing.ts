@@ -1,6 +1,5 @@
 import { ErrorBodyDto, PART_SNAKE_CASE_FIELDS } from '@hwp/contracts';
 import type { RequestHandler } from 'express';
-import { fromBody, fromQuery, type WorkspaceSource } from '../../workspaces/workspace-access';
 
 export const TAGS = ['parts'];
 
@@ -21,10 +20,6 @@ export const acceptSnakeCase: RequestHandler = (req, _res, next) => {
   }
   next();
 };
-
-/** Routes on one part name the workspace in the query or, for writes, in the body. */
-export const queryOrBody: WorkspaceSource = (req) =>
-  fromQuery('workspace')(req) ?? fromBody('workspace')(req);
 
 export const CONFLICT = {
   description: 'The move is not allowed from the current status',

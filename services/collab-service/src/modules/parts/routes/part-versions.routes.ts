@@ -10,10 +10,10 @@ import {
   type WorkspaceRole,
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
-import { fromQuery } from '../../workspaces/workspace-access';
+import { fromResource } from '../../workspaces/workspace-access';
 import { type MemberRouteSpec, memberRoute, readRoute } from '../../workspaces/workspace-route';
 import type { PartVersionsService } from '../part-versions.service';
-import { acceptSnakeCase, CONFLICT, NOT_FOUND, queryOrBody, TAGS } from './part-routing';
+import { acceptSnakeCase, CONFLICT, NOT_FOUND, TAGS } from './part-routing';
 
 export const createVersion = (versions: PartVersionsService) =>
   memberRoute({
@@ -22,7 +22,7 @@ export const createVersion = (versions: PartVersionsService) =>
     summary: 'Create a draft version of a part',
     tags: TAGS,
     role: 'engineer',
-    workspace: queryOrBody,
+    workspace: fromResource('part'),
     before: [acceptSnakeCase],
     body: CreatePartVersionRequest,
     status: 201,
@@ -40,7 +40,7 @@ export const listVersions = (versions: PartVersionsService) =>
     path: '/v1/parts/:id/versions',
     summary: 'The versions of a part, newest first',
     tags: TAGS,
-    workspace: fromQuery('workspace'),
+    workspace: fromResource('part'),
     query: PartWorkspaceQuery,
     responses: { 200: { description: 'Versions', schema: PartVersionList }, 404: NOT_FOUND },
     handler: ({ params, workspace }) => versions.list(workspace, params.id),
@@ -55,7 +55,7 @@ export const editVersion = (versions: PartVersionsService) =>
       'Approved versions are immutable and versions in review are frozen: 409. Create a new version instead.',
     tags: TAGS,
     role: 'engineer',
-    workspace: queryOrBody,
+    workspace: fromResource('part'),
     before: [acceptSnakeCase],
     body: UpdatePartVersionRequest,
     responses: { 200: { description: 'The version', schema: PartVersion }, 404: NOT_FOUND, 409: CONFLICT },
@@ -78,7 +78,7 @@ function transition<Body>(
     description: 'Other moves: 409. Emits a `part` event. `workspace` in the query or the body.',
     tags: TAGS,
     role,
-    workspace: queryOrBody,
+    workspace: fromResource('part'),
     body,
     responses: { 200: { description: 'The version', schema: PartVersion }, 404: NOT_FOUND, 409: CONFLICT },
     handler,

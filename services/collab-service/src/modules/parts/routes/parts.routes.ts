@@ -8,10 +8,10 @@ import {
   PartWorkspaceQuery,
   UpdatePartRequest,
 } from '@hwp/contracts';
-import { fromBody, fromQuery } from '../../workspaces/workspace-access';
+import { fromBody, fromQuery, fromResource } from '../../workspaces/workspace-access';
 import { memberRoute, readRoute } from '../../workspaces/workspace-route';
 import type { PartsService } from '../parts.service';
-import { acceptSnakeCase, NOT_FOUND, queryOrBody, TAGS } from './part-routing';
+import { acceptSnakeCase, NOT_FOUND, TAGS } from './part-routing';
 
 export const createPart = (parts: PartsService) =>
   memberRoute({
@@ -59,7 +59,7 @@ export const partDetail = (parts: PartsService) =>
     path: '/v1/parts/:id',
     summary: 'A part with its versions and audit history',
     tags: TAGS,
-    workspace: fromQuery('workspace'),
+    workspace: fromResource('part'),
     query: PartWorkspaceQuery,
     responses: { 200: { description: 'The part', schema: PartDetail }, 404: NOT_FOUND },
     handler: ({ params, workspace }) => parts.detail(workspace, params.id),
@@ -76,7 +76,7 @@ export const updatePart = (parts: PartsService) =>
       '`workspace` in the query or the body.',
     tags: TAGS,
     role: 'engineer',
-    workspace: queryOrBody,
+    workspace: fromResource('part'),
     before: [acceptSnakeCase],
     body: UpdatePartRequest,
     responses: {

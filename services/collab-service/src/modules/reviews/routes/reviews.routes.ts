@@ -23,13 +23,12 @@ import {
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
 import { fromPath } from '../../shared-files/routes/file-routing';
-import { fromBody, fromQuery, type WorkspaceSource } from '../../workspaces/workspace-access';
+import { fromBody, fromQuery, fromResource, namedOrSole } from '../../workspaces/workspace-access';
 import { memberRoute } from '../../workspaces/workspace-route';
 import type { ReviewsService } from '../reviews.service';
 import type { TasksService } from '../tasks.service';
 
 const TAGS = ['reviews'];
-const queryOrBody: WorkspaceSource = (req) => fromQuery('workspace')(req) ?? fromBody('workspace')(req);
 const NOT_FOUND = { description: 'No such review, task or template in the workspace', schema: ErrorBodyDto };
 const BAD_MOVE = { description: 'The status move is outside the state machine', schema: ErrorBodyDto };
 
@@ -76,7 +75,7 @@ export const updateReview = (reviews: ReviewsService) =>
       'The creator, the reviewer or a manager. `workspace` in the query or the body.',
     tags: TAGS,
     role: 'viewer',
-    workspace: queryOrBody,
+    workspace: fromResource('review'),
     body: UpdateReviewRequest,
     responses: { 200: { description: 'The review', schema: DesignReview }, 404: NOT_FOUND, 409: BAD_MOVE },
     handler: ({ body, params, user, workspace }) => reviews.update(user, workspace, params.id, body),
@@ -89,7 +88,7 @@ export const addReviewTask = (reviews: ReviewsService) =>
     summary: 'Add a task to a review (the reviewer or a manager)',
     tags: TAGS,
     role: 'viewer',
-    workspace: queryOrBody,
+    workspace: fromResource('review'),
     body: CreateReviewTaskRequest,
     status: 201,
     responses: { 201: { description: 'The task', schema: ReviewTask }, 404: NOT_FOUND },
@@ -105,7 +104,7 @@ export const moveReviewTask = (reviews: ReviewsService) =>
       'open <-> in_progress -> done; any but done -> canceled; done|canceled -> open. Others: 409.',
     tags: TAGS,
     role: 'viewer',
-    workspace: queryOrBody,
+    workspace: fromResource('review'),
     body: UpdateReviewTaskRequest,
     responses: { 200: { description: 'The task', schema: ReviewTask }, 404: NOT_FOUND, 409: BAD_MOVE },
     handler: ({ body, params, user, workspace }) =>
@@ -150,7 +149,7 @@ export const updateTask = (tasks: TasksService) =>
     description: 'Status by the task state machine (409 outside it). `workspace` in the query or the body.',
     tags: TAGS,
     role: 'viewer',
-    workspace: queryOrBody,
+    workspace: fromResource('task'),
     body: UpdateTaskRequest,
     responses: { 200: { description: 'The task', schema: Task }, 404: NOT_FOUND, 409: BAD_MOVE },
     handler: ({ body, params, user, workspace }) => tasks.update(user, workspace, params.id, body),
@@ -163,7 +162,7 @@ export const deleteTask = (tasks: TasksService) =>
     summary: 'Soft-delete a task (its creator or a manager)',
     tags: TAGS,
     role: 'engineer',
-    workspace: fromQuery('workspace'),
+    workspace: fromResource('task'),
     query: WorkspaceRef,
     responses: { 200: { description: 'The deleted task', schema: Task }, 404: NOT_FOUND },
     handler: ({ params, user, workspace }) => tasks.remove(user, workspace, params.id),
@@ -228,7 +227,7 @@ export const createTemplate = (reviews: ReviewsService) =>
     summary: 'A review template with a checklist (manager+)',
     tags: TAGS,
     role: 'manager',
-    workspace: fromBody('workspace'),
+    workspace: namedOrSole('manager'),
     body: CreateReviewTemplateRequest,
     status: 201,
     responses: {
@@ -239,14 +238,14 @@ export const createTemplate = (reviews: ReviewsService) =>
   });
 
 export const deleteTemplate = (reviews: ReviewsService) =>
-  memberRoute<unknown, WorkspaceQuery>({
+  memberRoute<unknown, WorkspaceRef>({
     method: 'delete',
     path: '/v1/review-templates/:id',
     summary: 'Delete a review template (manager+)',
     tags: TAGS,
     role: 'manager',
-    workspace: fromQuery('workspace'),
-    query: WorkspaceQuery,
+    workspace: fromResource('reviewTemplate'),
+    query: WorkspaceRef,
     responses: { 200: { description: 'The templates left', schema: ReviewTemplateList }, 404: NOT_FOUND },
     handler: ({ params, workspace }) => reviews.deleteTemplate(workspace, params.id),
   });

@@ -2,7 +2,7 @@ import { ErrorBodyDto } from '@hwp/contracts';
 import { clientKey, createRateLimiter, type Logger } from '@hwp/platform';
 import type { Request } from 'express';
 import type { DataSource } from 'typeorm';
-import { fromBody, fromQuery, type WorkspaceSource } from '../../workspaces/workspace-access';
+import { fromBody, fromQuery, type RequestField } from '../../workspaces/workspace-access';
 
 export const TAGS = ['files'];
 
@@ -15,7 +15,7 @@ export function workspaceOfPath(value: unknown): string | undefined {
 
 /** Path routes name their workspace as the first segment of `path` (query or body). */
 export const fromPath =
-  (field = 'path'): WorkspaceSource =>
+  (field = 'path'): RequestField =>
   (req) =>
     workspaceOfPath(fromQuery(field)(req) ?? fromBody(field)(req));
 
@@ -38,7 +38,7 @@ export function workspaceLimiter(
   deps: { dataSource: DataSource; logger: Logger },
   name: string,
   limit: number,
-  workspace: WorkspaceSource,
+  workspace: RequestField,
   message: string,
 ) {
   return createRateLimiter(deps, {
