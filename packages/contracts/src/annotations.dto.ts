@@ -72,6 +72,11 @@ export class CreateAnnotationRequest {
   @IsOptional()
   @Matches(/^#(?:[0-9a-fA-F]{3}){1,2}$/, { message: 'color must be a hex color like #ff8800' })
   color?: string;
+
+  /** The status it starts in (section 2.5 lists it among the fields); default `open`. */
+  @IsOptional()
+  @IsIn(ANNOTATION_STATUSES)
+  status?: AnnotationStatus;
 }
 
 /** `POST /files/{file_id}/annotations/{annotation_id}/replies`. */

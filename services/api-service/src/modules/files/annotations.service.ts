@@ -93,7 +93,7 @@ export class AnnotationsService {
           }
         : { type: 'point' },
       color: input.color?.toLowerCase() ?? DEFAULT_COLOR,
-      status: 'open',
+      status: input.status ?? 'open',
       createdAt: new Date(),
     });
     return present(row, []);

@@ -204,5 +204,23 @@ describe('annotations', () => {
     expect((await post({ text: 'x', position: { x: 0, y: 0, z: 0 }, color: 'red' })).status).toBe(400);
     expect((await post({ text: 'x', position: { x: 0, y: 'a', z: 0 } })).status).toBe(400);
     expect((await post({ text: '', position: { x: 0, y: 0, z: 0 } })).status).toBe(400);
+    expect((await post({ text: 'x', position: { x: 0, y: 0, z: 0 }, status: 'closed' })).status).toBe(400);
+  });
+
+  test('an annotation may be created in any status section 2.5 lists', async () => {
+    const user = await signUp(stack.api.app);
+    const file = await upload(as(stack.api.app, user), 'q.stl', 'solid q');
+    for (const status of ['open', 'in-progress', 'resolved']) {
+      const res = await as(stack.api.app, user)
+        .post(`/files/${file.id}/annotations`)
+        .send({ text: status, position: { x: 1, y: 2, z: 3 }, color: '#00ff00', status });
+      expect([res.status, res.body.status]).toEqual([201, status]);
+    }
+    const listed = await as(stack.api.app, user).get(`/files/${file.id}/annotations`);
+    expect(listed.body.items.map((a: { status: string }) => a.status).sort()).toEqual([
+      'in-progress',
+      'open',
+      'resolved',
+    ]);
   });
 });
