@@ -26,6 +26,11 @@ export class FilesRepository {
     return this.files.findOne({ id }, { lock });
   }
 
+  /** The file of that name in that folder (not locked: a read). */
+  findAt(folderPath: string, name: string): Promise<FileEntity | null> {
+    return this.files.findOne({ folderPath, name });
+  }
+
   /** The file of that name in that folder, locked (uploads of one name queue). */
   findByPath(folderPath: string, name: string): Promise<FileEntity | null> {
     return this.files.findOne({ folderPath, name }, { lock: true });

@@ -12,7 +12,14 @@ import {
   type UploadFileForm,
 } from '@hwp/contracts';
 import type { Bus, StoredUpload } from '@hwp/platform';
-import { type BlobStore, ConflictError, ForbiddenError, NotFoundError, newId } from '@hwp/platform';
+import {
+  type BlobStore,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  newId,
+  ValidationError,
+} from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { ResolvedTenant } from '../tenants/tenant-context';
 import { TenantScope } from '../tenants/tenant-scope';
@@ -207,6 +214,27 @@ export class FilesService {
     const revision = await repo.currentRevision(file);
     if (!revision) throw new NotFoundError('File not found');
     return { file, revision };
+  }
+
+  /**
+   * The file at a record's `path` (virtual folder path plus name, section 2.4) in the tenant, for a
+   * member allowed to view it: as `open`, by path instead of id. Unknown or unseen: 404.
+   */
+  async openByPath(tenant: ResolvedTenant, userId: string, path: string, field: string): Promise<OpenedFile> {
+    const cut = path.lastIndexOf('/');
+    let folder: string;
+    let name: string;
+    try {
+      folder = folderPath(cut <= 0 ? '/' : path.slice(0, cut));
+      name = fileName(path.slice(cut + 1));
+    } catch {
+      throw new ValidationError(`${field} must name a file: /folder/name`, [
+        { field, message: 'not a file path' },
+      ]);
+    }
+    const file = await this.repo(tenant).findAt(folder, name);
+    if (!file) throw new NotFoundError('File not found');
+    return this.open(tenant, userId, file.id);
   }
 
   /** The file a file access token opens (the token is the permission: issued to a viewer, this file only). */

@@ -256,7 +256,7 @@ export function mountImageRoutes(
     summary: 'Upscale an image of this host by 1-4',
     description:
       '`clarity` (default): Lanczos-3 resampling to exactly `scale_factor` times the size, as PNG, saved under ' +
-      '`folder_path` (default `/generated`). `image_path`: `/files/{id}/download` or the file id. `generative`: ' +
+      '`folder_path` (default `/generated`). `image_path`: the file record’s `path`, `/files/{id}/download` or the file id. `generative`: ' +
       'super-resolution by a model. With the predictions provider (IMAGE_PREDICTIONS_*) the answer is PROCESSING and ' +
       'the operation completes in the background (GET /image-operations/{id}, WebSocket image-operations); without it ' +
       'the local ESRGAN-slim model (a worker thread, sources up to 1024 x 1024) answers when done.',
@@ -315,7 +315,7 @@ export function mountImageRoutes(
     path: '/imgtool-create-style',
     summary: 'Create a reusable style from reference images',
     description:
-      '`reference_images`: 1-8 files of this host (`/files/{id}/download` or ids). The palette is read from them ' +
+      '`reference_images`: 1-8 files of this host (record `path`s, `/files/{id}/download` or ids). The palette is read from them ' +
       '(the most frequent colours after quantization); without a description one is written from the palette.',
     body: CreateStyleRequest,
     status: 201,

@@ -101,9 +101,18 @@ export class ImageToolsService {
   ): Promise<Buffer> {
     const trimmed = reference.trim();
     const fileId = UUID.test(trimmed) ? trimmed : FILE_PATH.exec(trimmed)?.[1];
+    // A file record's `path` (section 2.4: virtual folder path plus name), as 2.6 names sources.
+    const byPath = !fileId && (trimmed.startsWith('/') || (!remote && !/^[a-z][a-z0-9+.-]*:/i.test(trimmed)));
     let bytes: Buffer;
-    if (fileId) {
-      const { revision } = await this.files.open(tenant, userId, fileId.toLowerCase());
+    if (fileId || byPath) {
+      const { revision } = fileId
+        ? await this.files.open(tenant, userId, fileId.toLowerCase())
+        : await this.files.openByPath(
+            tenant,
+            userId,
+            trimmed.startsWith('/') ? trimmed : `/${trimmed}`,
+            field,
+          );
       if (revision.size > MAX_SOURCE_IMAGE_BYTES)
         throw invalid(field, `The image is larger than ${MAX_SOURCE_IMAGE_BYTES} bytes`);
       bytes = await readAll((await this.blobs.read(revision.blobKey)).body);
@@ -114,7 +123,7 @@ export class ImageToolsService {
         allowedCidrs: this.options.allowedCidrs,
       });
     } else {
-      throw invalid(field, 'Name a file of this host: /files/{id}/download or the file id');
+      throw invalid(field, 'Name a file of this host: its path, /files/{id}/download or the file id');
     }
     try {
       await decodable(bytes, MAX_SOURCE_IMAGE_PIXELS);

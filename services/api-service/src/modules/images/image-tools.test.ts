@@ -286,6 +286,35 @@ describe('image tools on the local engine', () => {
     expect(refused.status).toBe(404);
   });
 
+  test('sources by the file record’s path (sections 2.4 and 2.6), in the caller’s tenant only', async () => {
+    const user = await signUp(stack.api.app);
+    const file = await upload(as(stack.api.app, user), 'shot.png', await productShot(100, 60), {
+      folder_path: '/products/shoes',
+    });
+    expect(file.path).toBe('/products/shoes/shot.png');
+    const upscaled = await as(stack.api.app, user)
+      .post('/imgtool-upscale')
+      .send({ image_path: file.path, scale_factor: 2 });
+    expect(upscaled.body).toMatchObject({ status: 'COMPLETED', tool: 'upscale' });
+    const style = await as(stack.api.app, user)
+      .post('/imgtool-create-style')
+      .send({ name: 'By path', reference_images: [file.path] });
+    expect(style.status).toBe(201);
+    expect(style.body.reference_images).toEqual([file.path]);
+    // Not a file there, or another tenant's path: 404; a path that names no file: 400.
+    const missing = await as(stack.api.app, user)
+      .post('/imgtool-upscale')
+      .send({ image_path: '/products/none.png' });
+    expect(missing.status).toBe(404);
+    const other = await signUp(stack.api.app);
+    const theirs = await as(stack.api.app, other).post('/imgtool-upscale').send({ image_path: file.path });
+    expect(theirs.status).toBe(404);
+    const folderOnly = await as(stack.api.app, user)
+      .post('/imgtool-upscale')
+      .send({ image_path: '/products/' });
+    expect(folderOnly.status).toBe(400);
+  });
+
   test('a WebSocket client gets its own operation’s completion, and another tenant’s client nothing', async () => {
     const user = await signUp(stack.api.app);
     const other = await signUp(stack.api.app);
