@@ -441,6 +441,10 @@ export class BomNode extends Effectivity {
   @IsUUID()
   itemId: string;
 
+  /** The line's id, as `items[].id` of the upsert takes it (section 2.9; the same as `itemId`). */
+  @IsUUID()
+  id: string;
+
   /** The BOM the line is stored in. */
   @IsUUID()
   bomId: string;
@@ -479,9 +483,14 @@ export class BomNode extends Effectivity {
   @IsString()
   uom: string;
 
+  /** Reference designators as section 2.9 has them, a string, runs compacted (`R1-R4, C7`). */
+  @IsString()
+  refdes: string;
+
+  /** The same designators, one by one. */
   @IsArray()
   @IsString({ each: true })
-  refdes: string[];
+  designators: string[];
 
   @IsString()
   notes: string;

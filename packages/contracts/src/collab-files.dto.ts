@@ -626,8 +626,19 @@ export class DeleteResult {
 }
 
 export class FileBranch {
+  /** Section 2.11's name of the branch (the same as `name`). */
+  @IsString()
+  branch: string;
+
   @IsString()
   name: string;
+
+  @IsString()
+  workspace: string;
+
+  /** The folder (user) of the base file. */
+  @IsString()
+  username: string;
 
   @IsString()
   base: string;

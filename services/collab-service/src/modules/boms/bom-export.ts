@@ -5,7 +5,6 @@ import type { Response } from 'express';
 import Papa from 'papaparse';
 import { xlsx } from '../parts/import/xlsx-module';
 import type { ExpandedNode, ExpandedTree } from './bom-tree';
-import { compactRefdes } from './refdes';
 
 export type Cell = string | number | null;
 export interface ExportRow {
@@ -149,7 +148,7 @@ export function hierarchicalTable(header: Bom, tree: ExpandedTree): ExportTable 
           node.qty,
           node.extendedQty,
           text(node.uom),
-          text(compactRefdes(node.refdes)),
+          text(node.refdes),
           text(node.notes),
           node.sortIndex,
           text(byBom.get(node.bomId) ?? ''),
@@ -206,7 +205,7 @@ export function erpTable(header: Bom, tree: ExpandedTree): ExportTable {
       node.qty,
       erpUnit(node.uom),
       node.extendedQty,
-      text(compactRefdes(node.refdes)),
+      text(node.refdes),
       node.dateFrom ?? null,
       node.dateTo ?? null,
       node.serialFrom ?? null,

@@ -89,7 +89,7 @@ describe('BOM import', () => {
     const res = await upload(clean, { dry_run: 'false' }).expect(200);
     expect(res.body).toMatchObject({ dryRun: false, rows: 3, valid: 3, lines: 3, createdParts: ['imp-new'] });
     const tree = (await kit.detail(bom)).tree;
-    expect(tree.map((n) => [n.partNumber, n.qty, n.uom, n.refdes.join(','), n.notes])).toEqual([
+    expect(tree.map((n) => [n.partNumber, n.qty, n.uom, n.designators.join(','), n.notes])).toEqual([
       ['IMP-R', 4, 'each', 'R1,R2,R3,R4', 'pull-ups'],
       ['imp-new', 2, 'pcs', '', ''],
       ['IMP-C', 2, 'each', 'C1,C2,C3', ''],

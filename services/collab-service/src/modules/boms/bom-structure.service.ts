@@ -98,7 +98,7 @@ export class BomStructureService {
         childVersionId: node.childVersionId,
         qty: Math.round(qty * 1e6) / 1e6,
         uom: node.uom,
-        refdes: node.refdes,
+        refdes: node.designators,
         notes: node.notes,
         sortIndex: index,
         attributes: node.attributes,

@@ -1,5 +1,6 @@
 import type { BomAlternate, BomNode, BomType, BomWarning, CurrencyAmount, MissingCost } from '@hwp/contracts';
 import type { EntityManager } from 'typeorm';
+import { compactRefdes } from './refdes';
 
 /** How deep a tree is expanded: deeper product structures are refused as a cycle would be. */
 export const MAX_DEPTH = 64;
@@ -194,6 +195,7 @@ export function assembleTree(rows: TreeRow[], root: TreeRoot): ExpandedTree {
       nodeId,
       parentNodeId: parent?.nodeId ?? null,
       itemId: row.id,
+      id: row.id,
       bomId: row.bom_id,
       bomRevision: row.bom_revision,
       level: row.level,
@@ -205,7 +207,8 @@ export function assembleTree(rows: TreeRow[], root: TreeRoot): ExpandedTree {
       qty,
       extendedQty: round((parent?.extendedQty ?? 1) * qty),
       uom: row.uom,
-      refdes: row.refdes,
+      refdes: compactRefdes(row.refdes),
+      designators: row.refdes,
       notes: row.notes,
       sortIndex: row.sort_index,
       attributes: row.attributes,

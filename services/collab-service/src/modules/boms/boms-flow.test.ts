@@ -344,7 +344,7 @@ describe('diff, effectivity and derive-mbom', () => {
     const tree = (await kit.detail(mbom)).tree.map((n) => [
       n.partNumber,
       n.qty,
-      n.refdes.join(','),
+      n.designators.join(','),
       n.lotFrom,
     ]);
     expect(tree).toEqual([

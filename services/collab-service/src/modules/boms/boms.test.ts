@@ -64,7 +64,10 @@ describe('a three-level BOM', () => {
     ]);
     const node = (pn: string, level: number) =>
       detail.tree.find((n) => n.partNumber === pn && n.level === level) as BomDetail['tree'][number];
-    expect(node('RES', 3).refdes).toEqual(['R1', 'R2', 'R3', 'R4']);
+    expect(node('RES', 3).designators).toEqual(['R1', 'R2', 'R3', 'R4']);
+    // Section 2.9's shapes: refdes a string, the line's id as the upsert's items[].id takes it.
+    expect(node('RES', 3).refdes).toBe('R1-R4');
+    expect(node('RES', 3).id).toBe(node('RES', 3).itemId);
     expect(
       node('RES', 3)
         .warnings.map((w) => w.code)

@@ -54,7 +54,10 @@ export class FileBranchesService {
     const file = row.suffix_file ? await repo.byId(row.file_id) : base;
     const head = file ? await repo.head(file, row.suffix_file ? 'main' : row.name) : null;
     return {
+      branch: row.name,
       name: row.name,
+      workspace: repo.scope.name,
+      username: base.username,
       base: row.base,
       filename: file?.filename ?? row.base,
       headVersionId: head?.id ?? null,
@@ -71,7 +74,10 @@ export class FileBranchesService {
     const main = await repo.head(base);
     const items: FileBranch[] = [
       {
+        branch: 'main',
         name: 'main',
+        workspace: repo.scope.name,
+        username: base.username,
         base: base.filename,
         filename: base.filename,
         headVersionId: main?.id ?? null,

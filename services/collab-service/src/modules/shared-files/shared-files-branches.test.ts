@@ -90,6 +90,11 @@ describe.each([
       .query({ ...folder, base: 'bracket.step' })
       .expect(200);
     expect(list.body.items.map((b: FileBranch) => b.name)).toEqual(['main', 'light']);
+    // Section 2.11's Branch record: workspace, username, base, branch.
+    expect(list.body.items.map((b: FileBranch) => [b.workspace, b.username, b.base, b.branch])).toEqual([
+      [t.workspace, me, 'bracket.step', 'main'],
+      [t.workspace, me, 'bracket.step', 'light'],
+    ]);
     await kit
       .as(t.engineer)
       .post('/v1/branches/delete')
