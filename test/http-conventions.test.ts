@@ -42,6 +42,35 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
     });
   });
 
+  it('answers CORS for the listed origins on every route (preflight and answer), for no other', async () => {
+    // NODE_ENV=test without CORS_ORIGINS: the common dev servers' origins (none in production).
+    const path = definition.name === 'api-service' ? '/auth/v1/token' : '/v1/parts';
+    const preflight = (origin: string) =>
+      request(service.app)
+        .options(path)
+        .set('Origin', origin)
+        .set('Access-Control-Request-Method', 'POST')
+        .set(
+          'Access-Control-Request-Headers',
+          'apikey, authorization, content-type, x-client-info, x-supabase-api-version',
+        );
+    const ok = await preflight('http://localhost:5173').expect(204);
+    expect(ok.headers).toMatchObject({
+      'access-control-allow-origin': 'http://localhost:5173',
+      'access-control-allow-credentials': 'true',
+      'access-control-allow-headers':
+        'apikey, authorization, content-type, x-client-info, x-supabase-api-version',
+    });
+    expect(ok.headers['access-control-allow-methods']).toContain('POST');
+    const refused = await preflight('https://evil.example');
+    expect(refused.headers['access-control-allow-origin']).toBeUndefined();
+    // The answer itself (an error too) carries the origin, so the page can read it.
+    const answer = await request(service.app).post(path).set('Origin', 'http://localhost:5173').send({});
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(answer.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+    expect(answer.headers['access-control-expose-headers']).toContain('Retry-After');
+  });
+
   it('answers an unknown route with 404 in the error body', async () => {
     const res = await request(service.app).get('/no/such/route?x=1').expect(404);
     expectErrorBody(res.body, 'not_found', '/no/such/route');

@@ -82,7 +82,10 @@ export function baseConfigSpecs(defaultPort: number) {
     OTEL_EXPORTER_OTLP_HEADERS: str({ default: undefined, desc: 'key=value,... sent with each export' }),
     OTEL_SERVICE_NAME: str({ default: undefined, desc: 'service.name of the spans (default the service)' }),
     OTEL_BSP_SCHEDULE_DELAY: durationMs({ default: 5000, desc: 'Wait before a batch of spans is exported' }),
-    CORS_ORIGINS: str({ default: '' }),
+    CORS_ORIGINS: str({
+      default: undefined,
+      desc: 'Origins whose browser pages may call this host (comma list, * for any without credentials); default none in production, common dev servers otherwise',
+    }),
     BLOB_SIGNING_KEY: str({ default: undefined, desc: 'HMAC key of local-folder pre-signed URLs' }),
     BLOB_DIR: str({ default: undefined, desc: 'Local blob folder; default DATA_DIR/<service>/blobs' }),
   };

@@ -17,6 +17,7 @@ export * from './http/1763700000002-create-rate-limit-counters';
 export * from './http/api-router';
 export * from './http/app-server';
 export * from './http/blob-routes';
+export * from './http/cors';
 export * from './http/create-app';
 export * from './http/csrf';
 export * from './http/error-middleware';

@@ -46,7 +46,7 @@ export interface BaseConfig {
   readonly OTEL_EXPORTER_OTLP_HEADERS?: string;
   readonly OTEL_SERVICE_NAME?: string;
   readonly OTEL_BSP_SCHEDULE_DELAY: number;
-  readonly CORS_ORIGINS: string;
+  readonly CORS_ORIGINS?: string;
   readonly BLOB_SIGNING_KEY?: string;
   readonly BLOB_DIR?: string;
 }

@@ -3,6 +3,7 @@ import { busEntities, busHealth, busMigrations } from './bus';
 import { CreateRateLimitCounters1763700000002 } from './http/1763700000002-create-rate-limit-counters';
 import type { ApiRouter } from './http/api-router';
 import { mountBlobRoutes } from './http/blob-routes';
+import { corsOrigins } from './http/cors';
 import { createHttpApp } from './http/create-app';
 import type { OpenApiInfo } from './http/openapi';
 import { CreateBusProbes1763700000001 } from './ops/1763700000001-create-bus-probes';
@@ -46,6 +47,7 @@ export function createServiceApp<C extends BaseConfig>(
     logger: deps.logger,
     jsonLimitBytes: deps.config.JSON_BODY_LIMIT_KB * 1024,
     trustProxy: deps.config.TRUST_PROXY,
+    corsOrigins: corsOrigins(deps.config),
     requestMetrics: deps.metrics.observer(),
     servedOverHttps: deps.config.PUBLIC_BASE_URL?.startsWith('https:') ?? false,
     rawBodyPrefixes: [`${deps.blobRoutePrefix}/`],

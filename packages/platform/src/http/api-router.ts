@@ -105,7 +105,14 @@ export class ApiRouter {
   /** The CORS middleware of each path whose routes declare one: it answers the path's preflight. */
   private readonly preflights = new Map<string, RequestHandler>();
 
-  constructor(private readonly openapi: OpenApiBuilder) {}
+  /**
+   * `defaultCors`: the CORS middleware of every route that declares none (the host's CORS_ORIGINS),
+   * so every path's preflight is answered and every answer, errors too, carries its headers.
+   */
+  constructor(
+    private readonly openapi: OpenApiBuilder,
+    private readonly defaultCors?: RequestHandler,
+  ) {}
 
   route<Body = unknown, Query = RawQuery>(spec: RouteSpec<Body, Query>): this {
     const { before = [], handler, rateLimited, unknownFields, cors, status: _status, ...operation } = spec;
@@ -148,12 +155,16 @@ export class ApiRouter {
       const result = await handler(input);
       if (result !== undefined && result !== res && !res.headersSent) res.status(status).json(result);
     };
+    const routeCors = cors ?? this.defaultCors;
     this.routes.push({
       method: operation.method,
       path: operation.path,
-      handlers: [...(cors ? [cors] : []), ...before, ...validators, answer],
+      handlers: [...(routeCors ? [routeCors] : []), ...before, ...validators, answer],
     });
+    // A route's own CORS answers its path's preflight, whatever the path's other routes use.
     if (cors) this.preflights.set(operation.path, cors);
+    else if (routeCors && !this.preflights.has(operation.path))
+      this.preflights.set(operation.path, routeCors);
     return this;
   }
 

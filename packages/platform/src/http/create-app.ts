@@ -4,6 +4,7 @@ import helmet from 'helmet';
 import type { Logger } from 'pino';
 import swaggerUi from 'swagger-ui-express';
 import { ApiRouter } from './api-router';
+import { apiCors } from './cors';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { rejectHostileInput } from './hostile-input';
 import { OpenApiBuilder, type OpenApiInfo } from './openapi';
@@ -34,6 +35,8 @@ export interface HttpAppOptions {
   trustProxy?: false | number | string[];
   /** Told of every finished response (the request metrics). */
   requestMetrics?: ResponseObserver;
+  /** Origins whose browser pages may call every route (CORS); empty: no CORS headers at all. */
+  corsOrigins?: string[];
   /** Per-check timeout of /readyz. */
   readinessTimeoutMs?: number;
   /**
@@ -128,7 +131,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   );
 
   const openapi = new OpenApiBuilder(options.openapi);
-  const api = new ApiRouter(openapi);
+  const api = new ApiRouter(openapi, apiCors(options.corsOrigins ?? []));
   const timeout = options.readinessTimeoutMs ?? 2_000;
 
   api.route({

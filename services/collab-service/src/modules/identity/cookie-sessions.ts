@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import {
   checkCsrfToken,
   checkRequestOrigin,
+  corsOrigins,
   csrfToken,
   originOf,
   type PlatformDeps,
@@ -41,7 +42,7 @@ export function createCookieSessions(deps: PlatformDeps<CollabConfig>): CookieSe
     csrf: secure ? `__Host-${CSRF_COOKIE}` : CSRF_COOKIE,
   };
   const allowedOrigins = new Set(
-    [...config.CORS_ORIGINS.split(','), config.SITE_URL ?? '', config.PUBLIC_BASE_URL ?? '']
+    [...corsOrigins(config), config.SITE_URL ?? '', config.PUBLIC_BASE_URL ?? '']
       .map((u) => originOf(u.trim()))
       .filter((o): o is string => o !== null),
   );

@@ -23,11 +23,7 @@ const DEFAULT_SIGNED_TTL_MS = 15 * 60 * 1000;
  * CORS of the routes that serve bytes (GET/HEAD with ranges) to the configured origins (`*`: any), for
  * their answers and their preflight (OPTIONS: 204; the routes declare it as their `cors`).
  */
-export function servingCors(corsOrigins: string): RequestHandler {
-  const origins = corsOrigins
-    .split(',')
-    .map((o) => o.trim())
-    .filter(Boolean);
+export function servingCors(origins: string[]): RequestHandler {
   return cors({
     origin: origins.includes('*') ? '*' : origins,
     methods: ['GET', 'HEAD'],

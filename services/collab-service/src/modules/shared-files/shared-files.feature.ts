@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { resolve } from 'node:path';
-import { defineFeature, persistentSecret } from '@hwp/platform';
+import { corsOrigins, defineFeature, persistentSecret } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import { fromQuery } from '../workspaces/workspace-access';
@@ -110,7 +110,7 @@ export const sharedFilesFeature = defineFeature<
       fromPath(),
       'Too many lock requests; try again in a minute',
     );
-    const serveCors = servingCors(config.CORS_ORIGINS);
+    const serveCors = servingCors(corsOrigins(config));
     const scopeOf = async (name: string) => {
       const rows: { id: string; name: string }[] = await dataSource.query(
         'SELECT id, name FROM workspaces WHERE name = $1',

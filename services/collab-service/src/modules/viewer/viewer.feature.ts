@@ -1,4 +1,4 @@
-import { defineFeature } from '@hwp/platform';
+import { corsOrigins, defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import { servingCors } from '../shared-files/file-serving';
@@ -55,7 +55,7 @@ export const viewerFeature = defineFeature<
         translateFile(translations),
         statusMap(translations),
         lookupModel(translations),
-        ...serveModel(translations, servingCors(config.CORS_ORIGINS)),
+        ...serveModel(translations, servingCors(corsOrigins(config))),
       ]),
       consumers: () => worker.register(),
       exports: { translations, worker },
