@@ -71,6 +71,14 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
     expect(answer.headers['access-control-expose-headers']).toContain('Retry-After');
   });
 
+  it('answers a known path with a method it does not take with 405 and Allow', async () => {
+    const res = await request(service.app).delete('/healthz').expect(405);
+    expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
+    expectErrorBody(res.body, 'method_not_allowed', '/healthz');
+    const options = await request(service.app).options('/healthz').expect(204);
+    expect(options.headers.allow).toBe('GET, HEAD, OPTIONS');
+  });
+
   it('answers an unknown route with 404 in the error body', async () => {
     const res = await request(service.app).get('/no/such/route?x=1').expect(404);
     expectErrorBody(res.body, 'not_found', '/no/such/route');

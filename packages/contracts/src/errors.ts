@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'range_not_satisfiable',
   'unsupported_media_type',
+  'method_not_allowed',
   'rate_limited',
   'otp_expired',
   'otp_invalid',

@@ -77,8 +77,6 @@ describe('ApiRouter dispatch', () => {
     ['get', '/v1/files/x'],
     ['get', '/nothing'],
     ['post', '/nothing/here'],
-    ['options', '/v1/parts'],
-    ['options', '/healthz'],
   ];
   it.each(requests)('%s %s answers as express alone would', async (method, path) => {
     const [a, b] = await Promise.all([request(grouped)[method](path), request(plain)[method](path)]);
@@ -87,6 +85,14 @@ describe('ApiRouter dispatch', () => {
       route: b.headers['x-route'],
       body: b.body,
     });
+  });
+
+  it('answers OPTIONS of a route path with 204 and Allow, another method with 405 and Allow', async () => {
+    const options = await request(grouped).options('/v1/parts');
+    expect([options.status, options.headers.allow]).toEqual([204, 'GET, HEAD, POST, OPTIONS']);
+    const wrong = await request(grouped).put('/healthz');
+    expect([wrong.status, wrong.headers.allow]).toEqual([405, 'GET, HEAD, OPTIONS']);
+    expect((await request(grouped).options('/nothing/here')).status).toBe(404);
   });
 
   it('keys routes by their literal first two segments', () => {
@@ -132,10 +138,16 @@ describe('ApiRouter cors', () => {
   api.attach(app);
 
   it('answers the preflight of a path whose routes declare cors, and no other', async () => {
-    const preflight = await request(app).options('/v1/serve/a.step');
+    const preflight = await request(app)
+      .options('/v1/serve/a.step')
+      .set('Origin', 'https://viewer.example')
+      .set('Access-Control-Request-Method', 'GET');
     expect(preflight.status).toBe(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('*');
-    const other = await request(app).options('/v1/other');
+    const other = await request(app)
+      .options('/v1/other')
+      .set('Origin', 'https://viewer.example')
+      .set('Access-Control-Request-Method', 'GET');
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
   });
 

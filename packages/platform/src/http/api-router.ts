@@ -8,6 +8,7 @@ import {
   type Response,
   Router,
 } from 'express';
+import { AppError } from '../errors';
 import { uuidParams } from './id-params';
 import type { OpenApiBuilder, OperationSpec, ResponseSpec } from './openapi';
 import { type UnknownFields, validateInput } from './validation';
@@ -195,15 +196,49 @@ export class ApiRouter {
     const groups = new Map<string, Router>();
     for (const { key } of keyed) if (key !== null && !groups.has(key)) groups.set(key, routerOf(key));
     const rest = keyed.some(({ key }) => key === null) ? routerOf(null) : null;
-    for (const [path, cors] of this.preflights) app.options(path, cors);
+    // A CORS preflight (Origin and Access-Control-Request-Method) is the route's CORS middleware's;
+    // a plain OPTIONS request is answered with Allow below.
+    for (const [path, cors] of this.preflights) {
+      app.options(path, (req, res, next) =>
+        req.headers.origin && req.headers['access-control-request-method'] ? cors(req, res, next) : next(),
+      );
+    }
+    const methods = this.allowed(options);
     app.use((req, res, next) => {
-      // No route takes OPTIONS (the preflights of routes with `cors` are answered above), and a router
+      // No route takes OPTIONS (the preflights of routes with CORS are answered above), and a router
       // would: it answers an OPTIONS request it has a path for with its own Allow list.
-      if (req.method === 'OPTIONS') return next();
+      if (req.method === 'OPTIONS') return methods(req, res, next);
       const router = groups.get(requestPrefix(req.path, options.caseSensitive)) ?? rest;
-      if (router) router(req, res, next);
-      else next();
+      if (router) router(req, res, (error?: unknown) => (error ? next(error) : methods(req, res, next)));
+      else methods(req, res, next);
     });
+  }
+
+  /**
+   * What a request no route answered gets when its path is a route's with other methods: 405 with
+   * `Allow` (an OPTIONS request: 204 with `Allow`); any other path goes on (to the 404).
+   */
+  private allowed(options: { caseSensitive: boolean; strict: boolean }): RequestHandler {
+    const byPath = new Map<string, Set<string>>();
+    for (const { method, path } of this.routes) {
+      const set = byPath.get(path) ?? new Set<string>();
+      set.add(method.toUpperCase());
+      if (method === 'get') set.add('HEAD');
+      byPath.set(path, set);
+    }
+    const router = Router(options);
+    for (const [path, set] of byPath) {
+      const allow = [...set, 'OPTIONS'].join(', ');
+      router.all(path, (req, res) => {
+        res.setHeader('Allow', allow);
+        if (req.method === 'OPTIONS') {
+          res.status(204).end();
+          return;
+        }
+        throw new AppError('method_not_allowed', 405, `${req.method} is not allowed here; use ${allow}`);
+      });
+    }
+    return router;
   }
 }
 
