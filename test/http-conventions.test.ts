@@ -71,6 +71,17 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
     expect(answer.headers['access-control-expose-headers']).toContain('Retry-After');
   });
 
+  it('answers a form-encoded or text body on a JSON route with 415', async () => {
+    for (const type of ['application/x-www-form-urlencoded', 'text/plain']) {
+      const res = await request(service.app)
+        .post(probesPath)
+        .set('Content-Type', type)
+        .send('note=x')
+        .expect(415);
+      expectErrorBody(res.body, 'unsupported_media_type', probesPath);
+    }
+  });
+
   it('answers a known path with a method it does not take with 405 and Allow', async () => {
     const res = await request(service.app).delete('/healthz').expect(405);
     expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');

@@ -127,6 +127,7 @@ export class ApiRouter {
     };
     if (operation.security?.length)
       responses[401] ??= { description: 'Missing or invalid credential', schema: ErrorBodyDto };
+    if (operation.body) responses[415] ??= { description: 'The body is not JSON', schema: ErrorBodyDto };
     if (rateLimited) responses[429] ??= TOO_MANY_REQUESTS;
     // Id parameters must be UUIDs: anything else names no record (404), checked after `before`.
     const ids = uuidParams(operation.path);
@@ -136,6 +137,19 @@ export class ApiRouter {
     const validators: RequestHandler[] = ids ? [ids.check] : [];
     const bodyDto = operation.body;
     if (bodyDto) {
+      // A JSON route: a body of another type (a form, text) would read as no fields at all.
+      validators.push((req, _res, next) => {
+        const sent =
+          req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+        if (sent && !req.is(['application/json', '+json'])) {
+          throw new AppError(
+            'unsupported_media_type',
+            415,
+            `This route takes a JSON body (Content-Type: application/json), not ${req.headers['content-type'] ?? 'an untyped body'}`,
+          );
+        }
+        next();
+      });
       validators.push(async (req, _res, next) => {
         req.body = await validateInput(bodyDto, req.body ?? {}, 'body', unknownFields);
         next();
