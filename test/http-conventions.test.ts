@@ -71,6 +71,14 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
     expect(answer.headers['access-control-expose-headers']).toContain('Retry-After');
   });
 
+  it('names the Bearer scheme on a 401, and invalid_token when a token was refused', async () => {
+    const path = definition.name === 'api-service' ? '/profile' : '/v1/parts';
+    const none = await request(service.app).get(path).expect(401);
+    expect(none.headers['www-authenticate']).toBe('Bearer');
+    const bad = await request(service.app).get(path).set('Authorization', 'Bearer not-a-token').expect(401);
+    expect(bad.headers['www-authenticate']).toBe('Bearer error="invalid_token"');
+  });
+
   it('answers a form-encoded or text body on a JSON route with 415', async () => {
     for (const type of ['application/x-www-form-urlencoded', 'text/plain']) {
       const res = await request(service.app)

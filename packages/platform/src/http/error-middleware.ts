@@ -140,6 +140,11 @@ function shapeOf(req: Request): ErrorShape | undefined {
 /** Writes an AppError as the error body; used by the error middleware and by early middlewares. */
 export function sendError(req: Request, res: Response, error: AppError): void {
   if (error.headers) for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  // RFC 6750: a 401 names the scheme; a bearer token that was sent and refused is an invalid_token.
+  if (error.status === 401 && !res.hasHeader('WWW-Authenticate')) {
+    const sentBearer = /^bearer\s/i.test(req.headers.authorization ?? '');
+    res.setHeader('WWW-Authenticate', sentBearer ? 'Bearer error="invalid_token"' : 'Bearer');
+  }
   const shape = shapeOf(req);
   if (shape) {
     const shaped = shape(error, req);
