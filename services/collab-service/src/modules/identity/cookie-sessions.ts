@@ -8,7 +8,7 @@ import {
   type PlatformDeps,
   persistentSecret,
 } from '@hwp/platform';
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import session from 'express-session';
 import type { CollabConfig } from '../../config';
 import { PostgresSessionStore } from './session-store';
@@ -24,6 +24,8 @@ export interface CookieSessions {
   csrfGuard: RequestHandler;
   setCsrfCookie(res: Response, sessionId: string): void;
   clear(res: Response): void;
+  /** Whether the request carries a session cookie (live or not). */
+  sent(req: Request): boolean;
 }
 
 /**
@@ -79,6 +81,9 @@ export function createCookieSessions(deps: PlatformDeps<CollabConfig>): CookieSe
     clear(res) {
       res.clearCookie(names.session, { path: '/' });
       res.clearCookie(names.csrf, { path: '/' });
+    },
+    sent(req) {
+      return (req.headers.cookie ?? '').split(';').some((c) => c.trim().startsWith(`${names.session}=`));
     },
   };
 }

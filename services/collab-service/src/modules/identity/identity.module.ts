@@ -191,8 +191,18 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
         401: { description: 'A bearer token was sent and is invalid or expired', schema: ErrorBodyDto },
       },
       handler: async ({ req, res }) => {
-        const user = await identify(req);
         res.setHeader('Cache-Control', 'no-store');
+        let user: CollabUserEntity | null;
+        try {
+          user = await identify(req);
+        } catch (error) {
+          // A session cookie whose API host session ended (logout elsewhere, revocation) is no
+          // session: null, and the cookie is cleared. A refused bearer token stays a 401.
+          if (!(error instanceof AppError && error.status === 401) || bearerOf(req)) throw error;
+          user = null;
+        }
+        // A cookie that names no live session (ended here or elsewhere) is cleared.
+        if (!user && !bearerOf(req) && cookies.sent(req)) cookies.clear(res);
         res.json({ user: user ? presentUser(user) : null });
       },
     });

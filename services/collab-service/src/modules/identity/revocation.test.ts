@@ -97,6 +97,11 @@ describe('ended API host sessions on the collaboration host', () => {
 
     await collabAs(stack.api.app, { token: b.token }).post('/auth/logout').expect(204);
     await expectRefused(b);
+    // The interface's answer for a session that ended: no user, and the stale cookie is cleared.
+    const session = await request(stack.collab.app).get('/api/session').set('Cookie', b.cookie).expect(200);
+    expect(session.body).toEqual({ user: null });
+    const cleared = (session.headers['set-cookie'] as unknown as string[]) ?? [];
+    expect(cleared.some((c) => c.startsWith('hwp.sid=;') && /Expires=Thu, 01 Jan 1970/.test(c))).toBe(true);
     ended.push(a, b, c);
   });
 
