@@ -70,6 +70,17 @@ export function toAppError(error: unknown): AppError {
       `Malformed multipart body: ${String((error as { message?: unknown }).message)}`,
     );
   }
+  // busboy refuses to start on a form without a boundary or with a broken Content-Type, before
+  // multer has anything to clean up (no storageErrors): still the client's broken form.
+  const message = String((error as { message?: unknown }).message ?? '');
+  if (
+    !e.code &&
+    /^(Multipart: Boundary not found|Malformed content type|Unsupported content type|Missing Content-Type)/.test(
+      message,
+    )
+  ) {
+    return new AppError('validation_failed', 400, `Malformed multipart body: ${message}`);
+  }
   // pg
   if (e.code === '23505')
     return new AppError('conflict', 409, 'A record with the same unique key already exists');

@@ -35,6 +35,16 @@ async function cutOffUpload(token: string, announced: number, sent: number): Pro
 }
 
 describe('limits and failures', () => {
+  test('a multipart body without a boundary (or with a broken type) is 400 on every upload route', async () => {
+    const user = await signUp(stack.api.app);
+    for (const path of ['/files/upload', '/files/multiple-upload']) {
+      for (const type of ['multipart/form-data', 'multipart/form-data; boundary=']) {
+        const res = await as(stack.api.app, user).post(path).set('Content-Type', type).send('file=abc');
+        expect([path, type, res.status, res.body.code]).toEqual([path, type, 400, 'validation_failed']);
+      }
+    }
+  });
+
   test('an upload cut off halfway leaves no record and no object', async () => {
     const user = await signUp(stack.api.app);
     const tenantId = (await upload(as(stack.api.app, user), 'keep.txt', 'kept')).tenant_id;

@@ -110,6 +110,19 @@ describe('uploads with optimistic concurrency', () => {
     );
   });
 
+  test('a multipart body without a boundary is 400 on every upload and import route', async () => {
+    const routes = [
+      `/v1/upload?workspace=${t.workspace}&username=${me}`,
+      `/v1/uploads?workspace=${t.workspace}&username=${me}`,
+      `/v1/parts/import?workspace=${t.workspace}`,
+      `/v1/boms/import?workspace=${t.workspace}`,
+    ];
+    for (const path of routes) {
+      const res = await kit.as(t.engineer).post(path).set('Content-Type', 'multipart/form-data').send('x=1');
+      expect([path, res.status, res.body.code]).toEqual([path, 400, 'validation_failed']);
+    }
+  });
+
   test('file names with .., /, NUL, control characters or over 255 bytes are 400', async () => {
     for (const name of [
       '../x.txt',
