@@ -97,7 +97,11 @@ export class FileLocksService {
     return presentLock(result.won);
   }
 
-  /** Releases the caller's lock: another lock id is 403; no valid lock is `{ unlocked: false }`. */
+  /**
+   * Releases the caller's lock: another lock id, or a lock the caller does not hold (its id is shown
+   * to every member, so it is no secret), is 403; no valid lock is `{ unlocked: false }`. Someone
+   * else's lock is removed by a manager+ with force-unlock.
+   */
   async unlock(
     actor: CollabUserEntity,
     access: WorkspaceScope,
@@ -110,6 +114,11 @@ export class FileLocksService {
       const held = await repo.validLock(canonical);
       if (!held) return { unlocked: false };
       if (held.lock_id !== lockId) throw new ForbiddenError(`That is not the lock on ${canonical}`);
+      if (held.owner_id !== actor.id) {
+        throw new ForbiddenError(
+          `${canonical} is locked by ${held.owner_username}: only they release it (a manager+ may force-unlock)`,
+        );
+      }
       await repo.release(canonical);
       await this.events.emit(
         manager,

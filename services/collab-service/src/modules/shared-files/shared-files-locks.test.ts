@@ -177,6 +177,15 @@ describe('locks', () => {
       .post('/v1/locks/unlock')
       .send({ path, lockId: '01a20fb0-0000-7000-8000-000000000000' })
       .expect(403);
+    // Every member sees the lock id (GET /v1/locks): it is no key. Another engineer holding it
+    // cannot release the lock; it stays the holder's.
+    const other = await collabMember(stack);
+    await addMembers(stack, t.id, [[other, 'engineer']]);
+    const seen = await kit.as(other).get('/v1/locks').query({ path }).expect(200);
+    expect(seen.body.lock.lockId).toBe(lock.lockId);
+    await kit.as(other).post('/v1/locks/unlock').send({ path, lockId: lock.lockId }).expect(403);
+    const still = await kit.as(t.viewer).get('/v1/locks').query({ path }).expect(200);
+    expect(still.body.lock).toMatchObject({ lockId: lock.lockId, owner: lock.owner });
 
     const stream = await SseClient.open(server.url, `/v1/events?workspace=${t.workspace}`, t.engineer.token);
     try {
