@@ -116,12 +116,24 @@ export class UsersService {
     return manager.findOneBy(CollabUserEntity, { username });
   }
 
-  /** Takes a preferred username when it is free (`POST /v1/users/init`). */
+  /**
+   * Takes a preferred username when it is free (`POST /v1/users/init`). Folders are named by
+   * username (`<workspace>/<username>/`), so a name that names files belongs to them for good: the
+   * caller keeps a name their files are under, and cannot take one other files are under (it would
+   * open someone else's folder to them).
+   */
   async claimUsername(user: CollabUserEntity, username: string): Promise<CollabUserEntity> {
     if (user.username === username) return user;
     const claimed = await this.dataSource.transaction(async (manager) => {
+      // Serialises renames (and first claims) of this user.
+      await manager.query('SELECT 1 FROM collab_users WHERE id = $1 FOR UPDATE', [user.id]);
       const holder = await manager.findOneBy(CollabUserEntity, { username });
       if (holder) return user;
+      const folders: unknown[] = await manager.query(
+        'SELECT 1 FROM shared_files WHERE username = ANY($1) LIMIT 1',
+        [[user.username, username]],
+      );
+      if (folders.length > 0) return user;
       await manager.update(CollabUserEntity, { id: user.id }, { username, updatedAt: new Date() });
       return { ...user, username };
     });

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { SharedFile, UploadResult } from '@hwp/contracts';
-import { type Stack, startStack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
+import {
+  addMembers,
+  collabMember,
+  type Stack,
+  startStack,
+  type Team,
+  teamWorkspace,
+} from '../../../test/support/collab-test-kit';
 import { filesKit } from '../../../test/support/shared-files-kit';
 
 let stack: Stack;
@@ -108,6 +115,40 @@ describe('uploads with optimistic concurrency', () => {
     expect((all.body.items as SharedFile[]).some((f) => f.username === other && f.filename === 'x.txt')).toBe(
       true,
     );
+  });
+
+  test('a folder belongs to its account: a name its files are under is never given up or taken over', async () => {
+    const [owner, newcomer, fresh] = await Promise.all([
+      collabMember(stack),
+      collabMember(stack),
+      collabMember(stack),
+    ]);
+    await addMembers(stack, t.id, [
+      [owner, 'engineer'],
+      [newcomer, 'engineer'],
+      [fresh, 'engineer'],
+    ]);
+    const name = await kit.username(owner);
+    await kit.upload(owner, name, 'design.step', 'mine').expect(201);
+    const init = (user: typeof owner, username: string) =>
+      kit.as(user).post('/v1/users/init').send({ username }).expect(200);
+    // The owner keeps the name their files are under.
+    expect((await init(owner, `${name}-renamed`)).body.user.username).toBe(name);
+    // A name freed before this rule (renamed in the database) is not taken by somebody else.
+    await stack.collab.deps.dataSource.query('UPDATE collab_users SET username = $1 WHERE id = $2', [
+      `${name}-moved`,
+      owner.user.id,
+    ]);
+    const mine = await kit.username(newcomer);
+    expect((await init(newcomer, name)).body.user.username).toBe(mine);
+    await kit.upload(newcomer, name, 'design.step', 'theirs now').expect(403);
+    await kit
+      .as(newcomer)
+      .delete('/v1/file')
+      .query({ workspace: t.workspace, username: name, filename: 'design.step' })
+      .expect(403);
+    // A user without files may pick a free name.
+    expect((await init(fresh, `${name}-fresh`)).body.user.username).toBe(`${name}-fresh`);
   });
 
   test('a multipart body without a boundary is 400 on every upload and import route', async () => {
