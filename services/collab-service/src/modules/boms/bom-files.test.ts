@@ -69,6 +69,32 @@ describe('BOM import', () => {
     expect((await kit.detail(bom)).tree).toEqual([]);
   });
 
+  test('designators are charged before they are expanded: the 801 KB file of 20,000 x R1-R10000', async () => {
+    const rows = ['part_number,qty,refdes,notes'];
+    for (let i = 0; i < 20_000; i++) rows.push('IMP-R,10000,R1-R10000,ten thousand resistors');
+    const file = `${rows.join('\n')}\n`;
+    expect(file.length).toBeGreaterThan(800_000);
+    const dry = await upload(file, { dryRun: 'true' }).expect(200);
+    const report = dry.body as BomImportReport;
+    // Ten rows fit the file's 100,000 designators; every later row is refused, none expanded.
+    expect(report).toMatchObject({ rows: 20_000, valid: 10, errorCount: 19_990 });
+    expect(report.errors[0]).toEqual({
+      row: 12,
+      column: 'refdes',
+      message: 'the file holds more than 100000 reference designators (split it into several imports)',
+    });
+    const apply = await upload(file, {}).expect(400);
+    expect(apply.body.report.errorCount).toBe(19_990);
+    expect((await kit.detail(bom)).tree).toEqual([]);
+    // One line past MAX_REFDES, counted across its ranges.
+    const wide = await upload('part_number,qty,refdes\nIMP-R,1,"R1-R6000, C1-C6000"\n', {
+      dryRun: 'true',
+    }).expect(200);
+    expect(wide.body.errors).toEqual([
+      { row: 2, column: 'refdes', message: 'more than 10000 reference designators' },
+    ]);
+  });
+
   test('an apply with row errors writes nothing: no line, no created part', async () => {
     const res = await upload(withErrors, {}).expect(400);
     expect(res.body).toMatchObject({ code: 'validation_failed', report: { errorCount: 2 } });

@@ -2,6 +2,7 @@ import {
   type AlternateApproval,
   type BomImportReport,
   type ImportRowProblem,
+  MAX_REFDES_PER_BOM,
   PART_NUMBER_PATTERN,
 } from '@hwp/contracts';
 import { AppError, ForbiddenError, newId, ValidationError } from '@hwp/platform';
@@ -21,7 +22,7 @@ import type { BomLinesService } from './bom-lines.service';
 import type { BomsRepository } from './boms.repository';
 import type { BomsService } from './boms.service';
 import { checkEffectivity } from './effectivity';
-import { expandRefdes, RefdesError } from './refdes';
+import { countRefdes, expandRefdes, RefdesError } from './refdes';
 
 /**
  * Columns of the BOM import (section 2.9; matching ignores case, spaces, `_`, `-`). Besides the
@@ -138,6 +139,9 @@ export class BomImportService {
     const openByLevel: (PlannedLine | undefined)[] = [];
     let skippedRows = 0;
     const decimal = options.decimal ?? 'dot';
+    // Designators of the whole file, charged before each row's are expanded (20,000 rows of
+    // R1-R10000 would otherwise be 2 x 10^8 strings).
+    const designators = { left: MAX_REFDES_PER_BOM };
     sheet.rows.forEach((values, i) => {
       const row = sheet.rowNumbers[i];
       const owner = cell(values, 'assembly');
@@ -145,7 +149,7 @@ export class BomImportService {
         skippedRows++;
         return;
       }
-      const line = this.readRow(values, row, cell, fail, warnings, decimal, access);
+      const line = this.readRow(values, row, cell, fail, warnings, decimal, access, designators);
       if (!line) return;
       if (line.level > 1) {
         const parent = openByLevel[line.level - 1];
@@ -229,6 +233,7 @@ export class BomImportService {
     warnings: ImportRowProblem[],
     decimal: 'dot' | 'comma',
     access: WorkspaceScope,
+    designators: { left: number },
   ): PlannedLine | null {
     const partNumber = cell(values, 'childPartNumber');
     if (!partNumber) fail(row, 'childPartNumber', 'required');
@@ -248,7 +253,16 @@ export class BomImportService {
     if (uom.length > 16) fail(row, 'uom', 'at most 16 characters');
     let refdes: string[] = [];
     try {
-      refdes = expandRefdes(cell(values, 'refdes'));
+      const text = cell(values, 'refdes');
+      const count = countRefdes(text);
+      if (count > designators.left) {
+        designators.left = 0;
+        throw new RefdesError(
+          `the file holds more than ${MAX_REFDES_PER_BOM} reference designators (split it into several imports)`,
+        );
+      }
+      designators.left -= count;
+      refdes = expandRefdes(text);
     } catch (error) {
       if (!(error instanceof RefdesError)) throw error;
       fail(row, 'refdes', error.message);

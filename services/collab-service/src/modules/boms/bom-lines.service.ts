@@ -1,9 +1,10 @@
-import type {
-  AlternateInput,
-  BomDetail,
-  BomItemInput,
-  SetAlternatesRequest,
-  UpsertBomItemsRequest,
+import {
+  type AlternateInput,
+  type BomDetail,
+  type BomItemInput,
+  MAX_REFDES_PER_BOM,
+  type SetAlternatesRequest,
+  type UpsertBomItemsRequest,
 } from '@hwp/contracts';
 import { ConflictError, ForbiddenError, NotFoundError, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -16,7 +17,7 @@ import { BomAlternateEntity, type BomEntity, BomItemEntity } from './bom.entity'
 import type { BomsRepository } from './boms.repository';
 import type { BomsService } from './boms.service';
 import { checkEffectivity } from './effectivity';
-import { expandRefdes, RefdesError } from './refdes';
+import { countRefdes, expandRefdes, RefdesError } from './refdes';
 
 const fieldError = (field: string, message: string, detail?: string) =>
   new ValidationError(detail ?? `${field} ${message}`, [{ field, message }]);
@@ -38,6 +39,7 @@ export class BomLinesService {
     bomId: string,
     request: UpsertBomItemsRequest,
   ): Promise<BomDetail> {
+    chargeDesignators(request.items);
     return this.dataSource.transaction(async (manager) => {
       const repo = this.boms.bomsIn(access, manager);
       const bom = await this.boms.lockEditable(repo, bomId);
@@ -278,4 +280,27 @@ function isUnder(rows: Map<string, BomItemEntity>, row: BomItemEntity, ancestorI
     seen.add(parent);
   }
   return false;
+}
+
+/**
+ * The designators of one change, counted before any is expanded: each line at most MAX_REFDES, all
+ * of them at most MAX_REFDES_PER_BOM (a 1 MB body of ranges would otherwise expand to 10^8 strings).
+ */
+function chargeDesignators(items: { refdes?: string | string[] }[]): void {
+  let total = 0;
+  for (const [index, item] of items.entries()) {
+    try {
+      total += countRefdes(item.refdes);
+    } catch (error) {
+      if (!(error instanceof RefdesError)) throw error;
+      throw fieldError(`items[${index}].refdes`, error.message, `items[${index}].refdes: ${error.message}`);
+    }
+    if (total > MAX_REFDES_PER_BOM) {
+      throw fieldError(
+        `items[${index}].refdes`,
+        `the change holds more than ${MAX_REFDES_PER_BOM} reference designators`,
+        `More than ${MAX_REFDES_PER_BOM} reference designators in one change (by items[${index}]): split it`,
+      );
+    }
+  }
 }

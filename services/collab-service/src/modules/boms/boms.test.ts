@@ -152,6 +152,23 @@ describe('a three-level BOM', () => {
     ]);
   });
 
+  test('one change of lines may hold 100,000 designators in all, counted before expanding', async () => {
+    const x = await kit.part('REF-X');
+    const bx = await kit.bom(x, 'A');
+    // About 220 KB of JSON, 4 x 10^7 designators once expanded.
+    const items = Array.from({ length: 4_000 }, () => ({
+      childPartNumber: 'PIN',
+      qty: 1,
+      refdes: 'R1-R10000',
+    }));
+    const res = await kit.as(t.engineer).post(`/v1/boms/${bx.id}/items`).query(kit.q).send({ items });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([
+      { field: 'items[10].refdes', message: 'the change holds more than 100000 reference designators' },
+    ]);
+    expect((await kit.detail(bx)).tree).toEqual([]);
+  });
+
   test('a cycle planted in the database does not hang where-used or the tree', async () => {
     const x = await kit.part('CYC-X');
     const y = await kit.part('CYC-Y');

@@ -6,19 +6,58 @@ const RANGE = /^([A-Za-z]{1,16})(\d{1,9})-([A-Za-z]{1,16})?(\d{1,9})$/;
 
 export class RefdesError extends Error {}
 
-/**
- * Reference designators from text (`R1, R3-R5; C1`) or a list: each entry a designator or a range of
- * one prefix (`R3-R5` or `R3-5`) expanded in order. Upper-cased, duplicates refused, at most MAX_REFDES.
- */
-export function expandRefdes(input: string | string[] | undefined | null): string[] {
-  if (input === undefined || input === null) return [];
-  const entries = (Array.isArray(input) ? input : [input])
+/** The entries of a designator text or list (`R1, R3-R5; C1` -> `R1`, `R3-R5`, `C1`). */
+function entriesOf(input: string | string[]): string[] {
+  return (Array.isArray(input) ? input : [input])
     .flatMap((entry) => {
       if (typeof entry !== 'string') throw new RefdesError('reference designators must be text');
       return entry.replace(/\s*[-–]\s*/g, '-').split(/[,;\s]+/);
     })
     .map((entry) => entry.trim())
     .filter((entry) => entry.length > 0);
+}
+
+/** A range entry's prefix and bounds (checked), or null for a single designator. */
+function rangeOf(entry: string): { prefix: string; start: number; end: number } | null {
+  const range = RANGE.exec(entry);
+  if (!range) {
+    if (!DESIGNATOR.test(entry))
+      throw new RefdesError(`${entry} is not a reference designator (like R1 or C3-C5)`);
+    return null;
+  }
+  const [, prefix, from, toPrefix, to] = range;
+  if (toPrefix && toPrefix.toUpperCase() !== prefix.toUpperCase())
+    throw new RefdesError(`${entry}: a range keeps one prefix`);
+  const start = Number(from);
+  const end = Number(to);
+  if (end < start) throw new RefdesError(`${entry}: the range runs backwards`);
+  if (end - start >= MAX_REFDES) throw new RefdesError(`${entry}: more than ${MAX_REFDES} designators`);
+  return { prefix, start, end };
+}
+
+/**
+ * How many designators a text or list expands to, without expanding it (a range counts its size):
+ * what a request or a file is charged before any expansion. Malformed or over MAX_REFDES: RefdesError.
+ */
+export function countRefdes(input: string | string[] | undefined | null): number {
+  if (input === undefined || input === null) return 0;
+  let count = 0;
+  for (const entry of entriesOf(input)) {
+    const range = rangeOf(entry);
+    count += range ? range.end - range.start + 1 : 1;
+    if (count > MAX_REFDES) throw new RefdesError(`more than ${MAX_REFDES} reference designators`);
+  }
+  return count;
+}
+
+/**
+ * Reference designators from text (`R1, R3-R5; C1`) or a list: each entry a designator or a range of
+ * one prefix (`R3-R5` or `R3-5`) expanded in order. Upper-cased, duplicates refused, at most MAX_REFDES
+ * (counted before anything is expanded).
+ */
+export function expandRefdes(input: string | string[] | undefined | null): string[] {
+  if (input === undefined || input === null) return [];
+  countRefdes(input);
   const out: string[] = [];
   const seen = new Set<string>();
   const add = (designator: string) => {
@@ -26,24 +65,11 @@ export function expandRefdes(input: string | string[] | undefined | null): strin
     if (seen.has(upper)) throw new RefdesError(`${upper} is listed twice`);
     seen.add(upper);
     out.push(upper);
-    if (out.length > MAX_REFDES) throw new RefdesError(`more than ${MAX_REFDES} reference designators`);
   };
-  for (const entry of entries) {
-    const range = RANGE.exec(entry);
-    if (range) {
-      const [, prefix, from, toPrefix, to] = range;
-      if (toPrefix && toPrefix.toUpperCase() !== prefix.toUpperCase())
-        throw new RefdesError(`${entry}: a range keeps one prefix`);
-      const start = Number(from);
-      const end = Number(to);
-      if (end < start) throw new RefdesError(`${entry}: the range runs backwards`);
-      if (end - start >= MAX_REFDES) throw new RefdesError(`${entry}: more than ${MAX_REFDES} designators`);
-      for (let n = start; n <= end; n++) add(`${prefix}${n}`);
-      continue;
-    }
-    if (!DESIGNATOR.test(entry))
-      throw new RefdesError(`${entry} is not a reference designator (like R1 or C3-C5)`);
-    add(entry);
+  for (const entry of entriesOf(input)) {
+    const range = rangeOf(entry);
+    if (range) for (let n = range.start; n <= range.end; n++) add(`${range.prefix}${n}`);
+    else add(entry);
   }
   return out;
 }
