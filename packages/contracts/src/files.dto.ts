@@ -248,6 +248,11 @@ export class FileRecord {
   @IsIn(PROCESSING_STATUSES)
   processing_status: ProcessingStatus;
 
+  /** Why processing ended `failed` (unreadable content, over a limit, never finished), else null. */
+  @IsString()
+  @Nullable()
+  processing_error: string | null;
+
   @IsIn(FILE_CLASSIFICATIONS)
   @Nullable()
   classification: FileClassification | null;

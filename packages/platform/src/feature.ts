@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import type { ClassType } from './db/data-source';
 import type { ApiRouter } from './http/api-router';
+import type { DegradationCheck } from './http/create-app';
 import type { OpenApiInfo } from './http/openapi';
 import type { BaseConfig, PlatformDeps, ServiceDefinition } from './runtime';
 import {
@@ -19,6 +20,11 @@ export interface BuiltFeature<E = unknown> {
   routes?: RouteMount[];
   /** Registers the feature's bus consumers; runs before the app is built. */
   consumers?(): Promise<void>;
+  /**
+   * Quality checks /readyz reports (`degraded: <why>`, still 200): work the feature has that is not
+   * getting done (files stuck in processing), by check name.
+   */
+  health?: Record<string, DegradationCheck>;
   /** What later features receive under this feature's name. */
   exports: E;
 }
@@ -104,6 +110,7 @@ export function defineService<C extends BaseConfig>(options: ServiceOptions<C>):
       return createServiceApp(deps, {
         openapi: options.openapi,
         opsPrefix: options.opsPrefix,
+        health: Object.assign({}, ...[...built.values()].map((feature) => feature.health ?? {})),
         mount: (api, app) => {
           for (const feature of built.values()) for (const mount of feature.routes ?? []) mount(api, app);
         },

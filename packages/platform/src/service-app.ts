@@ -4,7 +4,7 @@ import { CreateRateLimitCounters1763700000002 } from './http/1763700000002-creat
 import type { ApiRouter } from './http/api-router';
 import { mountBlobRoutes } from './http/blob-routes';
 import { corsOrigins } from './http/cors';
-import { createHttpApp } from './http/create-app';
+import { createHttpApp, type DegradationCheck } from './http/create-app';
 import type { OpenApiInfo } from './http/openapi';
 import { CreateBusProbes1763700000001 } from './ops/1763700000001-create-bus-probes';
 import { BusProbeEntity } from './ops/bus-probe.entity';
@@ -28,6 +28,8 @@ export interface ServiceAppOptions {
   openapi: Omit<OpenApiInfo, 'version'> & { version?: string };
   /** Where the operator routes live (`/system` on the API host, `/v1/system` on collab). */
   opsPrefix: string;
+  /** The features' quality checks for /readyz, besides the bus's. */
+  health?: Record<string, DegradationCheck>;
   /** The service's own feature routes. */
   mount?: (api: ApiRouter, app: Express) => void;
 }
@@ -78,6 +80,7 @@ export function createServiceApp<C extends BaseConfig>(
     },
     degradation: {
       bus: () => busHealth(deps.bus, deps.config.BUS_DEGRADED_AFTER_MS),
+      ...options.health,
     },
     mount: (api, app) => {
       probes.mount(api, options.opsPrefix);

@@ -61,6 +61,10 @@ export interface ApiConfig extends BaseConfig {
   readonly CLAMD_PORT: number;
   /** Files larger than this get no content analysis (metadata, previews, text index). */
   readonly PROCESSING_MAX_MB: number;
+  readonly PROCESSING_CONCURRENCY: number;
+  readonly PROCESSING_STUCK_AFTER_MS: number;
+  readonly PROCESSING_SWEEP_MS: number;
+  readonly PROCESSING_MAX_REQUEUES: number;
   readonly WS_PING_INTERVAL_MS: number;
   readonly IMAGE_FETCH_TIMEOUT_MS: number;
   /** Image providers (section 4.2); a route whose provider is unset answers 503 naming these. */
@@ -167,6 +171,19 @@ export function apiConfigSpecs() {
     CLAMD_HOST: str({ default: undefined, desc: 'clamd host for virus scans (unset: built-in checks only)' }),
     CLAMD_PORT: portNumber({ default: 3310, desc: 'clamd TCP port' }),
     PROCESSING_MAX_MB: positive('Largest file whose content processing analyses (MB)', 200),
+    PROCESSING_CONCURRENCY: positive('Files one process analyses at once (CPU and memory bound)', 2),
+    PROCESSING_STUCK_AFTER_MS: durationMs({
+      default: 15 * 60_000,
+      desc: 'A file still pending or processing this long after its attempt began is requeued (readyz: degraded)',
+    }),
+    PROCESSING_SWEEP_MS: durationMs({
+      default: 60_000,
+      desc: 'How often stalled file processing is looked for',
+    }),
+    PROCESSING_MAX_REQUEUES: integer(
+      { min: 0, max: 100 },
+      { default: 2, desc: 'Requeues of stalled processing before the file ends failed' },
+    ),
     IMAGE_FETCH_TIMEOUT_MS: durationMs({
       default: 15_000,
       desc: 'Time limit of fetching a remote reference image',

@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { EventHandler, MessageTransport, SubscribeOptions } from './bus';
-import { subscribeWithInbox } from './inbox';
+import { type StagedHandler, subscribeStaged, subscribeWithInbox } from './inbox';
 import { type BusLogger, describeError, guardLogger } from './logger';
 import { Outbox } from './outbox';
 import { OutboxRelay, type OutboxRelayOptions } from './outbox-relay';
@@ -34,6 +34,8 @@ export interface Bus {
   start(): Promise<void>;
   /** Consumes with inbox deduplication: the handler runs in the transaction that records the event. */
   subscribe(options: SubscribeOptions, handler: EventHandler): Promise<void>;
+  /** Consumes slow work: `prepare` outside any transaction, `commit` in the inbox transaction. */
+  subscribeStaged<P>(options: SubscribeOptions, handler: StagedHandler<P>): Promise<void>;
   /**
    * Runs `work` in a transaction and nudges the relay after it commits, so events added with
    * `outbox.add(manager, ...)` inside go out without waiting for the next poll.
@@ -72,6 +74,19 @@ export function createBus(options: BusOptions): Bus {
     },
     subscribe(subscribeOptions, handler) {
       return subscribeWithInbox(
+        transport,
+        dataSource,
+        {
+          ...subscribeOptions,
+          maxAttempts: subscribeOptions.maxAttempts ?? options.maxAttempts,
+          retryDelayMs: subscribeOptions.retryDelayMs ?? options.retryDelayMs,
+        },
+        handler,
+        logger,
+      );
+    },
+    subscribeStaged(subscribeOptions, handler) {
+      return subscribeStaged(
         transport,
         dataSource,
         {

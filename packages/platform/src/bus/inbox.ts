@@ -66,6 +66,48 @@ export function subscribeWithInbox(
   );
 }
 
+/** The two steps of a consumer whose work is slow (see subscribeStaged). */
+export interface StagedHandler<P> {
+  /**
+   * The slow part, with no database connection held across it: it may query (each query takes a
+   * pooled connection for itself and gives it back). Must be idempotent: a redelivery runs it again.
+   * Null: nothing to commit (the inbox row is still recorded).
+   */
+  prepare(envelope: EventEnvelope): Promise<P | null>;
+  /** The short write, in the transaction that records the inbox row; skipped for a duplicate. */
+  commit(envelope: EventEnvelope, manager: EntityManager, prepared: P): Promise<void>;
+}
+
+/**
+ * Subscribes a consumer whose work is slow (file analysis, a call to a provider): `prepare` runs
+ * outside any transaction and `commit` inside the inbox transaction. A handler that held its
+ * transaction's connection through slow work while also querying through the pool needed two
+ * connections each: as many such deliveries as the pool has connections starved every request.
+ */
+export function subscribeStaged<P>(
+  transport: MessageTransport,
+  dataSource: DataSource,
+  options: SubscribeOptions,
+  handler: StagedHandler<P>,
+  logger: BusLogger = silentLogger,
+): Promise<void> {
+  if (options.broadcast) throw new Error('a staged consumer works a durable queue, not a broadcast one');
+  const key = queueNameOf(transport.serviceName, options.consumer);
+  return transport.subscribe(options, (envelope) =>
+    inTrace(options.consumer, envelope, async () => {
+      const prepared = await handler.prepare(envelope);
+      await inboxHandler(
+        dataSource,
+        key,
+        async (event, manager) => {
+          if (prepared !== null) await handler.commit(event, manager, prepared);
+        },
+        logger,
+      )(envelope);
+    }),
+  );
+}
+
 /**
  * Runs a consumer's handling of `envelope` in the context of the work that sent it: its correlation
  * id as the request id (logs), and its trace continued by a consumer span (or passed on as it came),

@@ -26,7 +26,13 @@ export { DeadLetterEntity } from './dead-letter.entity';
 export { deadLetterTable } from './dead-letter-sink';
 export { busEntities, InboxEntry, OutboxEntry } from './entities';
 export { buildEnvelope, type DecodeResult, decodeEnvelope, isEventEnvelope, topicMatches } from './envelope';
-export { claimInboxEntry, inboxHandler, subscribeWithInbox } from './inbox';
+export {
+  claimInboxEntry,
+  inboxHandler,
+  type StagedHandler,
+  subscribeStaged,
+  subscribeWithInbox,
+} from './inbox';
 export { type BusLogger, describeError, guardLogger, silentLogger } from './logger';
 export {
   type DeadLetter,

@@ -129,6 +129,12 @@ export class ApiRouter {
       responses[401] ??= { description: 'Missing or invalid credential', schema: ErrorBodyDto };
     if (operation.body) responses[415] ??= { description: 'The body is not JSON', schema: ErrorBodyDto };
     if (rateLimited) responses[429] ??= TOO_MANY_REQUESTS;
+    // Any route that reaches the database can find it saturated or gone (DECISIONS.md section 4).
+    responses[503] ??= {
+      description:
+        'The database (or another backing service) is unavailable or saturated; retry after Retry-After',
+      schema: ErrorBodyDto,
+    };
     // Id parameters must be UUIDs: anything else names no record (404), checked after `before`.
     const ids = uuidParams(operation.path);
     if (ids) responses[404] ??= ids.notFound;

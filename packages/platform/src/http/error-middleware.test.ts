@@ -12,12 +12,20 @@ describe('toAppError', () => {
     [{ code: '40001' }, 503, 'unavailable'],
     [{ code: 'ECONNREFUSED' }, 503, 'unavailable'],
     [{ code: '08006' }, 503, 'unavailable'],
+    [new Error('timeout exceeded when trying to connect'), 503, 'unavailable'],
+    [new Error('Multipart: Boundary not found'), 400, 'validation_failed'],
     [new Error('boom'), 500, 'internal'],
     ['a string', 500, 'internal'],
   ])('maps %p to %i %s', (thrown, status, code) => {
     const mapped = toAppError(thrown);
     expect(mapped.status).toBe(status);
     expect(mapped.code).toBe(code);
+  });
+
+  it('tells the client of a saturated pool when to come back', () => {
+    expect(toAppError(new Error('timeout exceeded when trying to connect')).headers).toEqual({
+      'Retry-After': '2',
+    });
   });
 
   it('never leaks the message of an unknown error', () => {

@@ -81,6 +81,17 @@ export function toAppError(error: unknown): AppError {
   ) {
     return new AppError('validation_failed', 400, `Malformed multipart body: ${message}`);
   }
+  // pg-pool: every pooled connection stayed busy past connectionTimeoutMillis (or connecting timed
+  // out): the database is saturated or unreachable, not the request at fault.
+  if (
+    !e.code &&
+    /^(timeout exceeded when trying to connect|Connection terminated due to connection timeout)/.test(message)
+  ) {
+    return new AppError('unavailable', 503, 'The database is busy; retry shortly', {
+      retryable: true,
+      headers: { 'Retry-After': '2' },
+    });
+  }
   // pg
   if (e.code === '23505')
     return new AppError('conflict', 409, 'A record with the same unique key already exists');

@@ -34,6 +34,20 @@ export interface RateLimitRule {
   skipFailedRequests?: boolean;
   /** The `detail` of the 429 body. */
   message?: string;
+  /**
+   * When the counter store cannot be reached, refuse (503 with Retry-After) instead of letting the
+   * request through: for the limits that stand between a guesser and credentials (sign-in, sign-up,
+   * codes, recovery). Other limits fail open: an unreachable store fails those requests anyway.
+   */
+  failClosed?: boolean;
+}
+
+/** What a fail-closed limiter answers while its store is unreachable. */
+function storeUnavailable(): AppError {
+  return new AppError('unavailable', 503, 'The rate-limit store is unavailable; retry shortly', {
+    retryable: true,
+    headers: { 'Retry-After': '5' },
+  });
 }
 
 export interface RateLimiterDeps {
@@ -82,7 +96,12 @@ export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): R
   const logger: RateLimitLogger = {
     error(error, message) {
       if (error instanceof RateLimitStoreError) {
-        log.warn({ err: error }, 'rate-limit store unavailable, request let through');
+        log.warn(
+          { err: error },
+          rule.failClosed
+            ? 'rate-limit store unavailable, request refused'
+            : 'rate-limit store unavailable, request let through',
+        );
       } else {
         log.error({ err: error }, message ?? 'express-rate-limit error');
       }
@@ -92,7 +111,7 @@ export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): R
     },
   };
 
-  return rateLimit({
+  const limiter = rateLimit({
     windowMs: rule.windowMs,
     limit: rule.limit,
     // Passed as is: express-rate-limit reads its source to flag a key built from req.ip
@@ -105,8 +124,8 @@ export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): R
     skipSuccessfulRequests: rule.skipSuccessfulRequests ?? false,
     skipFailedRequests: rule.skipFailedRequests ?? false,
     store: new PostgresRateLimitStore({ dataSource: deps.dataSource, logger: log, prefix: `${rule.name}:` }),
-    // Fail open: see PostgresRateLimitStore.
-    passOnStoreError: true,
+    // Fail open unless the rule says otherwise: see PostgresRateLimitStore.
+    passOnStoreError: !rule.failClosed,
     handler: (_req, _res, next) => {
       next(new AppError('rate_limited', 429, detail));
     },
@@ -117,6 +136,13 @@ export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): R
     // rest check this configuration or the store and each logs at most once per limiter.
     validate: true,
   });
+  if (!rule.failClosed) return limiter;
+  // express-rate-limit hands a store failure to express as it is: say what it means.
+  const closed = ((req, res, next) =>
+    limiter(req, res, (error?: unknown) =>
+      next(error instanceof RateLimitStoreError ? storeUnavailable() : error),
+    )) as RateLimitRequestHandler;
+  return Object.assign(closed, { resetKey: limiter.resetKey, getKey: limiter.getKey });
 }
 
 /** A limit on failures only (wrong passwords): see createFailureLimiter. */
@@ -146,10 +172,21 @@ export function createFailureLimiter(deps: RateLimiterDeps, rule: FailureLimitRu
 
   return async (req, res, next) => {
     const key = rule.key(req);
+    let storeDown = false;
     const info = await Promise.resolve(store.get?.(key)).catch((error: unknown) => {
-      log.warn({ err: error }, 'rate-limit store unavailable, request let through');
+      storeDown = true;
+      log.warn(
+        { err: error },
+        rule.failClosed
+          ? 'rate-limit store unavailable, request refused'
+          : 'rate-limit store unavailable, request let through',
+      );
       return undefined;
     });
+    if (storeDown && rule.failClosed) {
+      next(storeUnavailable());
+      return;
+    }
     const hits = info?.totalHits ?? 0;
     const resetSeconds = info?.resetTime
       ? Math.max(1, Math.ceil((info.resetTime.getTime() - Date.now()) / 1000))

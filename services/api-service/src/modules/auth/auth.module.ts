@@ -139,6 +139,14 @@ export function createAuthModule(
     windowMs: config.RATE_LIMIT_WINDOW_MS,
     key: clientKey,
   });
+  // The same counters as standardLimit; refuses while they cannot be read (sign-in, sign-up, codes).
+  const credentialLimit = createRateLimiter(limiterDeps, {
+    name: 'standard',
+    limit: config.RATE_LIMIT_STANDARD_PER_WINDOW,
+    windowMs: config.RATE_LIMIT_WINDOW_MS,
+    key: clientKey,
+    failClosed: true,
+  });
   const aiLimit = createRateLimiter(limiterDeps, {
     name: 'ai',
     limit: config.RATE_LIMIT_AI_PER_WINDOW,
@@ -157,6 +165,7 @@ export function createAuthModule(
       windowMs: failureWindowMs,
       key: clientKey,
       message: 'Too many failed logins from this address; try again later',
+      failClosed: true,
     }),
     // Keyed on account and address: a guesser is stopped after a few tries, but cannot lock the
     // owner out from elsewhere (DECISIONS.md section 1); the account-wide ceiling is far higher.
@@ -166,6 +175,7 @@ export function createAuthModule(
       windowMs: failureWindowMs,
       key: (req) => `${accountOf(req)}|${clientKey(req)}`,
       message: 'Too many failed logins for this account from this address; try again later',
+      failClosed: true,
     }),
     createFailureLimiter(limiterDeps, {
       name: 'login-account-total',
@@ -173,6 +183,7 @@ export function createAuthModule(
       windowMs: failureWindowMs,
       key: accountOf,
       message: 'Too many failed logins for this account; try again later',
+      failClosed: true,
     }),
   ];
 
@@ -187,7 +198,17 @@ export function createAuthModule(
     aiLimit,
     siteUrl: siteUrl.replace(/\/+$/, ''),
     mount(api, app) {
-      const routeDeps = { auth, sessions, keys, cookies, authenticate, standardLimit, loginLimits, siteUrl };
+      const routeDeps = {
+        auth,
+        sessions,
+        keys,
+        cookies,
+        authenticate,
+        standardLimit,
+        credentialLimit,
+        loginLimits,
+        siteUrl,
+      };
       mountAuthRoutes(api, routeDeps);
       mountRevocationRoutes(api, dataSource, sessions.revocations);
       mountGoTrueRoutes(api, app, routeDeps);

@@ -12,6 +12,7 @@ import { TenantScope } from '../tenants/tenant-scope';
 import { analyzeContent, type ContentAnalysis, type ScanResult, scanContent } from './analysis';
 import { classify } from './analysis/sniff';
 import type { ClamdClient } from './clamd';
+import { FairSlots } from './fair-slots';
 import { FileRevisionEntity } from './file.entity';
 import { extensionOf } from './file-names';
 import { FilesRepository } from './files.repository';
@@ -32,6 +33,8 @@ export interface ProcessingOptions {
   clamd?: ClamdClient;
   /** Files larger than this get no content analysis. */
   maxAnalysisBytes: number;
+  /** Files processed at once by this process (the work is CPU and memory bound). */
+  concurrency: number;
   /** Times each processing run (metrics). */
   time: JobTimer;
 }
@@ -45,36 +48,64 @@ export function previewKey(tenantId: string, revisionId: string, kind: 'preview'
   return `${previewPrefix(tenantId)}${revisionId}/${kind}.png`;
 }
 
+/** What the slow part of processing found, for the short transaction that records it. */
+interface Processed {
+  revision: FileRevisionEntity;
+  status: ProcessingStatus;
+  /** Why it failed, when it did. */
+  error?: string;
+}
+
 /**
  * The processing pipeline (`file.uploaded.v1` -> `file.processed.v1`): scan, metadata, preview,
  * index, classification. Idempotent per revision: a revision that finished is left alone, and each
  * stage's result is committed as it is done, so a redelivery or a restart resumes where it stopped.
+ * The stages run with no database connection held between their writes; only the final status, the
+ * search index and `file.processed.v1` are written in the consumer's (inbox) transaction. At most
+ * `concurrency` files at once per process, taken round-robin by tenant.
  */
 export class FileProcessor {
+  private readonly slots: FairSlots;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly bus: Bus,
     private readonly blobs: BlobStore,
     private readonly logger: Logger,
     private readonly options: ProcessingOptions,
-  ) {}
+  ) {
+    this.slots = new FairSlots(options.concurrency);
+  }
 
   register(): Promise<void> {
-    return this.bus.subscribe(
-      { consumer: 'file-processing', patterns: [RoutingKeys.fileUploaded] },
-      (event, manager) =>
-        this.options.time('file_processing', () =>
-          this.process(event.tenantId ?? '', event.data as FileUploadedData, manager),
-        ),
+    return this.bus.subscribeStaged<Processed>(
+      {
+        consumer: 'file-processing',
+        patterns: [RoutingKeys.fileUploaded],
+        // A few more than run at once, so the fair turns have several tenants to choose from.
+        prefetch: this.options.concurrency * 4,
+      },
+      {
+        prepare: (event) => {
+          const tenantId = event.tenantId ?? '';
+          return this.slots.run(tenantId, () =>
+            this.options.time('file_processing', () =>
+              this.prepare(tenantId, event.data as FileUploadedData),
+            ),
+          );
+        },
+        commit: (event, manager, processed) => this.commit(event.tenantId ?? '', manager, processed),
+      },
     );
   }
 
-  async process(tenantId: string, data: FileUploadedData, manager: EntityManager): Promise<void> {
+  /** Scans and analyses a revision, recording each stage as it ends; null when there is nothing to do. */
+  async prepare(tenantId: string, data: FileUploadedData): Promise<Processed | null> {
     const scope = new TenantScope(this.dataSource.manager, tenantId);
     const revisions = scope.repo(FileRevisionEntity);
     const revision = await revisions.findOne({ id: data.revisionId });
     // Deleted meanwhile, or already processed (a redelivery, or a revert that copied the results).
-    if (!revision || DONE.includes(revision.processingStatus)) return;
+    if (!revision || DONE.includes(revision.processingStatus)) return null;
     if (revision.processingStatus === 'pending')
       await revisions.update({ id: revision.id }, { processingStatus: 'processing' });
 
@@ -106,16 +137,29 @@ export class FileProcessor {
         revision.classification = analysis.classification;
       }
     } catch (error) {
-      if (error instanceof BlobNotFoundError) status = 'failed';
-      else throw error; // clamd unreachable and the like: retried by the bus, never marked clean
+      // clamd unreachable and the like: retried by the bus, never marked clean.
+      if (!(error instanceof BlobNotFoundError)) throw error;
+      return { revision, status: 'failed', error: 'The stored content is missing' };
     }
-    const inTransaction = scope.in(manager);
-    await inTransaction
-      .repo(FileRevisionEntity)
-      .update(
-        { id: revision.id },
-        { processingStatus: status, metadata: revision.metadata, classification: revision.classification },
-      );
+    return { revision, status };
+  }
+
+  /** Records the outcome in the consumer's transaction: status, search index, `file.processed.v1`. */
+  async commit(
+    tenantId: string,
+    manager: EntityManager,
+    { revision, status, error }: Processed,
+  ): Promise<void> {
+    const inTransaction = new TenantScope(manager, tenantId);
+    await inTransaction.repo(FileRevisionEntity).update(
+      { id: revision.id },
+      {
+        processingStatus: status,
+        processingError: error ?? null,
+        metadata: revision.metadata,
+        classification: revision.classification,
+      },
+    );
     await new FilesRepository(inTransaction, manager).reindex(revision.fileId);
     const processed: FileProcessedData = {
       fileId: revision.fileId,

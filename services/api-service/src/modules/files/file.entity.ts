@@ -102,6 +102,10 @@ export class FileRevisionEntity {
   @Column({ type: 'text', nullable: true })
   classification: FileClassification | null;
 
+  /** Why processing ended `failed` (the sweep gave up, or the file could not be read). */
+  @Column({ name: 'processing_error', type: 'text', nullable: true })
+  processingError: string | null;
+
   @Column('jsonb')
   metadata: FileMetadata;
 

@@ -13,6 +13,8 @@ import { FilesService } from './files.service';
 import { LargeUploads } from './large-uploads';
 import { CreateFiles1764000000000 } from './migrations/1764000000000-CreateFiles';
 import { CreateFileUploads1764000000100 } from './migrations/1764000000100-CreateFileUploads';
+import { AddProcessingDeadline1764800000100 } from './migrations/1764800000100-AddProcessingDeadline';
+import { ProcessingSweep } from './processing-sweep';
 import {
   createAnnotation,
   listAnnotations,
@@ -31,6 +33,7 @@ import { uploadFile, uploadFiles } from './routes/upload.routes';
 export interface FilesExports {
   files: FilesService;
   processor: FileProcessor;
+  sweep: ProcessingSweep;
   annotations: AnnotationsService;
 }
 
@@ -42,7 +45,7 @@ export const filesFeature = defineFeature<
 >({
   name: 'files',
   entities: [...fileEntities, FileUploadEntity],
-  migrations: [CreateFiles1764000000000, CreateFileUploads1764000000100],
+  migrations: [CreateFiles1764000000000, CreateFileUploads1764000000100, AddProcessingDeadline1764800000100],
   build: (deps, { tenancy, accounts }) => {
     const { dataSource, bus, blobs, config } = deps;
     const files = new FilesService(dataSource, bus, blobs, tenancy.tenants);
@@ -55,8 +58,20 @@ export const filesFeature = defineFeature<
     const processor = new FileProcessor(dataSource, bus, blobs, deps.logger, {
       clamd: config.CLAMD_HOST ? new ClamdClient(config.CLAMD_HOST, config.CLAMD_PORT) : undefined,
       maxAnalysisBytes: config.PROCESSING_MAX_MB * 1024 * 1024,
+      concurrency: config.PROCESSING_CONCURRENCY,
       time: deps.metrics.time,
     });
+    const sweep = new ProcessingSweep(dataSource, bus, deps.logger, {
+      stuckAfterMs: config.PROCESSING_STUCK_AFTER_MS,
+      maxRequeues: config.PROCESSING_MAX_REQUEUES,
+    });
+    const startSweeping = () => {
+      const timer = setInterval(() => {
+        sweep.run().catch((error: unknown) => deps.logger.warn({ err: error }, 'processing sweep failed'));
+      }, config.PROCESSING_SWEEP_MS);
+      timer.unref();
+      deps.lifecycle.onShutdown('processing-sweep', async () => clearInterval(timer));
+    };
     const signedIn = [
       accounts.authenticate,
       accounts.standardLimit,
@@ -90,8 +105,12 @@ export const filesFeature = defineFeature<
           mountSharedRoutes(api, files, downloads, [accounts.authenticate, accounts.standardLimit]);
         },
       ],
-      consumers: () => processor.register(),
-      exports: { files, annotations, processor },
+      consumers: async () => {
+        await processor.register();
+        startSweeping();
+      },
+      health: { processing: () => sweep.health() },
+      exports: { files, annotations, processor, sweep },
     };
   },
 });

@@ -28,6 +28,7 @@ export function presentFile(file: FileEntity, revision: FileRevisionEntity): Fil
     permissions: file.permissions,
     public: file.isPublic,
     processing_status: revision.processingStatus,
+    processing_error: revision.processingError,
     classification: revision.classification,
     tenant_id: file.tenantId,
     sha256: revision.sha256,

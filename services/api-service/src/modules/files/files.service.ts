@@ -158,6 +158,7 @@ export class FilesService {
           createdAt: now,
           revertedFrom: null,
           processingStatus: 'pending',
+          processingError: null,
           classification: null,
           metadata: {},
           stages: {},

@@ -90,11 +90,16 @@ export function mountGoTrueRoutes(api: ApiRouter, app: Express, deps: AuthRouteD
       tags: TAGS,
       unknownFields: 'strip',
       rateLimited: true,
-      before: [apiVersion, ...(signedIn ? [deps.authenticate] : []), deps.standardLimit, ...before],
+      before: [
+        apiVersion,
+        ...(signedIn ? [deps.authenticate, deps.standardLimit] : [deps.credentialLimit]),
+        ...before,
+      ],
       ...(signedIn ? { security: ['bearerAuth'] } : {}),
       responses: {
         400: errors,
         429: errors,
+        503: errors,
         ...(signedIn ? { 401: errors } : {}),
         ...rest.responses,
       } as typeof rest.responses,

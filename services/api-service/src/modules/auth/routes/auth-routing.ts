@@ -27,6 +27,8 @@ export interface AuthRouteDeps {
   authenticate: RequestHandler;
   /** Standard per-client limit (60/min). */
   standardLimit: RequestHandler;
+  /** The same limit, refusing (503) while its store is unreachable: for routes that take credentials. */
+  credentialLimit: RequestHandler;
   /** Failed-login limits per account and per IP. */
   loginLimits: RequestHandler[];
   /** Where GET /auth/verify lands when the link carries no allowed redirect. */
@@ -66,8 +68,9 @@ export function authRouting(api: ApiRouter, deps: AuthRouteDeps): AuthRouting {
   return {
     ...deps,
     api,
-    openRoute: routeBehind([deps.standardLimit]),
-    loginRoute: routeBehind([deps.standardLimit, ...deps.loginLimits]),
+    // Unauthenticated routes take credentials, codes or addresses: their limits fail closed.
+    openRoute: routeBehind([deps.credentialLimit]),
+    loginRoute: routeBehind([deps.credentialLimit, ...deps.loginLimits]),
     signedInRoute: routeBehind([deps.authenticate, deps.standardLimit], ['bearerAuth']),
   };
 }

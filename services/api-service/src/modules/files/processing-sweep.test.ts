@@ -1,0 +1,79 @@
+import type { FileRecord } from '@hwp/contracts';
+import { expectEventually } from '@hwp/platform/test-kit';
+import request from 'supertest';
+import { type ApiTestService, as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
+import { upload } from '../../../test/support/files-test-setup';
+
+// Issue 34, finding 3: a file whose processing event died (dead-lettered, its process killed) is
+// requeued, or ends failed with the reason; never pending for good. /readyz says so meanwhile.
+let api: ApiTestService;
+beforeAll(async () => {
+  api = await startApi({
+    PROCESSING_STUCK_AFTER_MS: '1000',
+    PROCESSING_SWEEP_MS: '200',
+    PROCESSING_MAX_REQUEUES: '1',
+  });
+}, 60_000);
+afterAll(() => api?.stop());
+
+async function processed(user: TestUser, name: string): Promise<FileRecord> {
+  const file = await upload(as(api.app, user), name, 'plain text content');
+  await expectEventually(async () =>
+    expect((await as(api.app, user).get(`/files/${file.id}`)).body.processing_status).toBe('ready'),
+  );
+  return file;
+}
+
+/** As if the file's event had been dead-lettered mid-processing an hour ago. */
+async function stall(file: FileRecord, requeues: number): Promise<void> {
+  await api.deps.dataSource.query(
+    `UPDATE file_revisions SET processing_status = 'processing', stages = '{}',
+            processing_since = now() - interval '1 hour', processing_requeues = $2
+      WHERE id = $1`,
+    [file.current_revision_id, requeues],
+  );
+}
+
+test('a stalled file is requeued and processed; /readyz is degraded until then', async () => {
+  const user = await signUp(api.app);
+  const file = await processed(user, 'stalled.txt');
+  // The sweep is paused by holding the row, so /readyz can be read while the file is stalled.
+  const runner = api.deps.dataSource.createQueryRunner();
+  await runner.connect();
+  await runner.startTransaction();
+  try {
+    await stall(file, 0);
+    await runner.query('SELECT 1 FROM file_revisions WHERE id = $1 FOR UPDATE', [file.current_revision_id]);
+    const ready = await request(api.app).get('/readyz').expect(200);
+    expect(ready.body.status).toBe('degraded');
+    expect(ready.body.checks.processing).toMatch(/^degraded: 1 file\(s\) still processing/);
+  } finally {
+    await runner.commitTransaction();
+    await runner.release();
+  }
+  await expectEventually(async () => {
+    const record = (await as(api.app, user).get(`/files/${file.id}`)).body as FileRecord;
+    expect([record.processing_status, record.processing_error]).toEqual(['ready', null]);
+  });
+  const [row] = await api.deps.dataSource.query(
+    'SELECT processing_requeues FROM file_revisions WHERE id = $1',
+    [file.current_revision_id],
+  );
+  expect(row.processing_requeues).toBe(1);
+  await expectEventually(async () =>
+    expect((await request(api.app).get('/readyz')).body.checks.processing).toBe('ok'),
+  );
+});
+
+test('past its requeues a stalled file ends failed, with the reason in its record', async () => {
+  const user = await signUp(api.app);
+  const file = await processed(user, 'given-up.txt');
+  await stall(file, 1);
+  await expectEventually(async () => {
+    const record = (await as(api.app, user).get(`/files/${file.id}`)).body as FileRecord;
+    expect([record.processing_status, record.processing_error]).toEqual([
+      'failed',
+      'Processing did not finish in 2 attempts',
+    ]);
+  });
+});
