@@ -45,6 +45,33 @@ describe('limits and failures', () => {
     }
   });
 
+  test('thirty uploads at once (S3, RabbitMQ) while another user reads: no 5xx, every file final', async () => {
+    const [uploader, reader] = await Promise.all([signUp(stack.api.app), signUp(stack.api.app)]);
+    await upload(as(stack.api.app, reader), 'mine.txt', 'reader file');
+    let reading = true;
+    const statuses: number[] = [];
+    const reads = (async () => {
+      while (reading) statuses.push((await as(stack.api.app, reader).get('/files')).status);
+    })();
+    const uploaded = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        upload(as(stack.api.app, uploader), `crowd-${i}.txt`, `file ${i} text`),
+      ),
+    );
+    await expectEventually(
+      async () => {
+        const list = await as(stack.api.app, uploader).get('/files?pageSize=100');
+        const states = (list.body.items as FileRecord[]).map((f) => f.processing_status);
+        expect(states.filter((s) => s === 'ready')).toHaveLength(uploaded.length);
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    reading = false;
+    await reads;
+    expect(statuses.length).toBeGreaterThan(10);
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+  });
+
   test('an upload cut off halfway leaves no record and no object', async () => {
     const user = await signUp(stack.api.app);
     const tenantId = (await upload(as(stack.api.app, user), 'keep.txt', 'kept')).tenant_id;
