@@ -10,12 +10,16 @@ interface Frame {
   id: number;
   recipientId: string | null;
   message: EncodedMessage;
+  /** A member's removal: that user's streams of the workspace end once it is written to them. */
+  endsAccessOf: string | null;
 }
 
 /** One open event stream of this process. */
 export interface StreamClient {
   readonly workspaceId: string;
   readonly userId: string;
+  /** The sessions the stream was opened with (req.sessionKeys): it ends when one of them does. */
+  readonly sessionKeys: readonly string[];
   readonly sink: EventSink;
   /** Highest id this client has been given or has passed over; nothing at or below is sent again. */
   lastSeen: number;
@@ -56,11 +60,21 @@ export function formatEvent(event: CollabEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
+/** The user whose access to the workspace the event ends (`update` of a member with no role). */
+function removedMember(event: CollabEvent): string | null {
+  if (event.type !== 'update') return null;
+  const data = event.data as { kind?: unknown; role?: unknown; userId?: unknown } | null;
+  return data?.kind === 'member' && data.role === null && typeof data.userId === 'string'
+    ? data.userId
+    : null;
+}
+
 function frameOf(logged: { recipientId?: string | null; event: CollabEvent }): Frame {
   return {
     id: logged.event.id,
     recipientId: logged.recipientId ?? null,
     message: encodeMessage(formatEvent(logged.event)),
+    endsAccessOf: removedMember(logged.event),
   };
 }
 
@@ -121,11 +135,18 @@ export class EventHub {
    * Registers a stream at once (so the caller's cap check and the registration cannot interleave);
    * live events are held back until `start` has replayed what came after `after`.
    */
-  open(params: { workspaceId: string; userId: string; sink: EventSink; after: number }): StreamClient {
+  open(params: {
+    workspaceId: string;
+    userId: string;
+    sessionKeys?: readonly string[];
+    sink: EventSink;
+    after: number;
+  }): StreamClient {
     const channel = this.channel(params.workspaceId);
     const client: StreamClient = {
       workspaceId: params.workspaceId,
       userId: params.userId,
+      sessionKeys: params.sessionKeys ?? [],
       sink: params.sink,
       lastSeen: params.after,
       buffer: [],
@@ -163,6 +184,10 @@ export class EventHub {
         after = logged.event.id;
         client.lastSeen = after;
         client.sink.write(formatEvent(logged.event));
+        if (removedMember(logged.event) === client.userId) {
+          client.sink.close();
+          return;
+        }
       }
       if (page.length > 0) client.lastWriteAt = performance.now();
       if (page.length < this.replayPageSize) break;
@@ -172,6 +197,21 @@ export class EventHub {
     client.buffer = null;
     const now = performance.now();
     for (const frame of buffered) this.offer(client, frame, now);
+  }
+
+  /** Ends the streams opened with any of these sessions (a logout, a revocation): at once. */
+  endSessions(keys: readonly string[]): number {
+    const ended = new Set(keys);
+    let closed = 0;
+    for (const channel of [...this.channels.values()]) {
+      for (const client of [...channel.clients]) {
+        if (client.sessionKeys.some((key) => ended.has(key))) {
+          client.sink.close();
+          closed++;
+        }
+      }
+    }
+    return closed;
   }
 
   close(client: StreamClient): void {
@@ -287,6 +327,12 @@ export class EventHub {
     client.lastSeen = frame.id;
     if (frame.recipientId !== null && frame.recipientId !== client.userId) return;
     client.lastWriteAt = now;
+    if (frame.endsAccessOf === client.userId) {
+      // Removed from the workspace: told so, then the stream ends (a reconnect is refused, 404).
+      client.sink.writeMessage(frame.message);
+      client.sink.close();
+      return;
+    }
     if (!client.sink.writeMessage(frame.message)) {
       // A client that does not read is cut off rather than buffered without bound; it reconnects
       // with its Last-Event-ID and replays from the log.

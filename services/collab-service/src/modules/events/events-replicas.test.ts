@@ -30,7 +30,12 @@ describe('GET /v1/events across replicas', () => {
       .send({ role: 'viewer' })
       .expect(200);
     const got = await onReplica.waitFor((e) => e.type === 'update');
-    expect(got.data).toEqual({ kind: 'member', username: engineer.username, role: 'viewer' });
+    expect(got.data).toEqual({
+      kind: 'member',
+      username: engineer.username,
+      userId: engineer.id,
+      role: 'viewer',
+    });
 
     // And the other way round: emitted on the replica, seen on the first process.
     const onFirst = await open(owner.user, `workspace=${ws.name}`);
@@ -46,6 +51,42 @@ describe('GET /v1/events across replicas', () => {
     );
     const seen = await onFirst.waitFor((e) => e.id === fromReplica.id);
     expect(seen).toMatchObject({ type: 'task', actor: 'system', data: { from: 'replica' } });
+  });
+
+  test('access ends streams on every replica: a removed member’s at once, a logged-out user’s too', async () => {
+    // Long heartbeats and revocation re-reads: only the events can end these streams in time.
+    const replica = await stack.startCollabReplica({
+      SSE_HEARTBEAT_MS: '60000',
+      AUTH_REVOCATIONS_REFRESH_MS: '600000',
+    });
+    const replicaBase = await listen(replica);
+    const { ws, owner, others } = await workspace('engineer', 'viewer');
+    const [removed, leaver] = others;
+    const streams = [
+      await open(removed.user, `workspace=${ws.name}`),
+      await open(removed.user, `workspace=${ws.name}`, {}, replicaBase),
+    ];
+    const stays = await open(owner.user, `workspace=${ws.name}`, {}, replicaBase);
+    await collabAs(stack.collab.app, owner.user)
+      .delete(`/v1/workspaces/${ws.name}/members/${removed.username}`)
+      .expect(204);
+    await expectEventually(() => expect(streams.map((c) => c.ended)).toEqual([true, true]), {
+      timeoutMs: 5_000,
+    });
+    // Told why before the end; the member who stays keeps the stream.
+    expect(streams[1].events.at(-1)?.data).toMatchObject({ kind: 'member', userId: removed.id, role: null });
+    expect(stays.ended).toBe(false);
+
+    // A logout on the API host ends the streams opened with that session's token, on every replica.
+    const leaving = [
+      await open(leaver.user, `workspace=${ws.name}`),
+      await open(leaver.user, `workspace=${ws.name}`, {}, replicaBase),
+    ];
+    await collabAs(stack.api.app, leaver.user).post('/auth/logout').expect(204);
+    await expectEventually(() => expect(leaving.map((c) => c.ended)).toEqual([true, true]), {
+      timeoutMs: 5_000,
+    });
+    expect(stays.ended).toBe(false);
   });
 
   test('sends heartbeat comments to a quiet stream (SSE_HEARTBEAT_MS) and ends streams on shutdown', async () => {

@@ -51,7 +51,12 @@ describe('GET /v1/events', () => {
       .delete(`/v1/workspaces/${ws.name}/members/${engineer.username}`)
       .expect(204);
     const removed = await client.waitFor((e) => e.type === 'update' && e.data.role === null);
-    expect(removed.data).toEqual({ kind: 'member', username: engineer.username, role: null });
+    expect(removed.data).toEqual({
+      kind: 'member',
+      username: engineer.username,
+      userId: engineer.id,
+      role: null,
+    });
     expect(removed.id).toBeGreaterThan(update.id);
   });
 

@@ -1,5 +1,6 @@
 import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
+import type { IdentityModule } from '../identity/identity.module';
 import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
 import { eventEntities } from './collab-event.entity';
 import { createEventsModule, type EventsModule } from './events.module';
@@ -9,7 +10,7 @@ import { CreateEventLog1763900000100 } from './migrations/1763900000100-CreateEv
 export const eventsFeature = defineFeature<
   CollabConfig,
   EventsModule,
-  { 'workspace-access': WorkspaceAccessExports }
+  { identity: IdentityModule; 'workspace-access': WorkspaceAccessExports }
 >({
   name: 'events',
   entities: eventEntities,
@@ -17,6 +18,8 @@ export const eventsFeature = defineFeature<
   build: (deps, needs) => {
     const events = createEventsModule(deps);
     const access = needs['workspace-access'];
+    // A logout or a revoked session ends the streams opened with it, on every replica.
+    needs.identity.onSessionsEnded((keys) => events.hub.endSessions(keys));
     return {
       routes: access.routes([events.route]),
       consumers: () => events.registerConsumer(),

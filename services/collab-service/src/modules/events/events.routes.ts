@@ -81,7 +81,13 @@ export function streamEvents(deps: EventRouteDeps): CollabRoute {
 
       // From here on the response is the stream: errors end it instead of answering JSON.
       const sink = openEventStream(req, res, config.SSE_RETRY_MS);
-      const client = hub.open({ workspaceId: access.id, userId: user.id, sink, after });
+      const client = hub.open({
+        workspaceId: access.id,
+        userId: user.id,
+        sessionKeys: req.sessionKeys,
+        sink,
+        after,
+      });
       presence.opened(access, user);
       const untrack = lifecycle.trackStream(() => sink.close());
       let ended = false;

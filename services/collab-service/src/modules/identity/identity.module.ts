@@ -37,6 +37,12 @@ declare global {
     interface Request {
       /** The collaboration user of the request (bearer token or session cookie). */
       collabUser?: CollabUserEntity;
+      /**
+       * The sessions the request's credential belongs to: the API host session of its token (or of
+       * the token the cookie was made from) and, for a cookie, `cookie:<session id>`. A stream
+       * opened with them ends when any of them ends.
+       */
+      sessionKeys?: string[];
     }
   }
 }
@@ -54,6 +60,11 @@ export interface IdentityModule {
   verifier: AccessTokenVerifier;
   /** 401 unless the request carries a valid bearer token or session cookie; sets `req.collabUser`. */
   requireUser: RequestHandler;
+  /**
+   * Tells `listener` of sessions that ended (keys as in `req.sessionKeys`): API host sessions
+   * revoked anywhere (every replica hears `session.revoked.v1`), cookies signed out here.
+   */
+  onSessionsEnded(listener: (keys: string[]) => void): void;
   install(app: ExpressApp): void;
   mount(api: ApiRouter): void;
   registerConsumer(): Promise<void>;
@@ -75,9 +86,21 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
   const revoked = new RevokedSessions({
     url: config.AUTH_REVOCATIONS_URL ?? new URL('/auth/sessions/revoked', config.AUTH_JWKS_URL).toString(),
     refreshMs: config.AUTH_REVOCATIONS_REFRESH_MS,
+    onLearned: (ids) => sessionsEnded(ids),
     logger: deps.logger,
   });
   const cookies = createCookieSessions(deps);
+  const endedListeners: ((keys: string[]) => void)[] = [];
+  const sessionsEnded = (keys: string[]) => {
+    if (keys.length === 0) return;
+    for (const listener of endedListeners) {
+      try {
+        listener(keys);
+      } catch (error) {
+        deps.logger.warn({ err: error }, 'a sessions-ended listener failed');
+      }
+    }
+  };
 
   /** A token signed by the API host whose session has not ended (401 otherwise). */
   async function verifyLive(token: string) {
@@ -90,11 +113,13 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     const token = bearerOf(req);
     if (token) {
       const verified = await verifyLive(token);
+      req.sessionKeys = [verified.sessionId];
       return users.ensureFromToken({ id: verified.userId, email: verified.email });
     }
     const userId = req.session?.userId;
     if (!userId) return null;
     const apiSessionId = req.session.apiSessionId;
+    req.sessionKeys = [`cookie:${req.sessionID}`, ...(apiSessionId ? [apiSessionId] : [])];
     if (apiSessionId) {
       try {
         await revoked.assertLive(apiSessionId);
@@ -172,9 +197,11 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
       responses: { 204: { description: 'Signed out' } },
       handler: async ({ req, res }) => {
         if (req.session?.userId) {
+          const ended = `cookie:${req.sessionID}`;
           await new Promise<void>((done, fail) =>
             req.session.destroy((error) => (error ? fail(error) : done())),
           );
+          sessionsEnded([ended]);
         }
         cookies.clear(res);
         res.status(204).end();
@@ -234,6 +261,9 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     users,
     verifier,
     requireUser,
+    onSessionsEnded(listener) {
+      endedListeners.push(listener);
+    },
     install(app) {
       // A bearer request is authenticated by its token alone: it gets no session object (less work
       // and less memory per request, which an open event stream keeps). Only the routes that turn a
@@ -252,7 +282,9 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
       await bus.subscribe(
         { consumer: 'session-revocations', patterns: [RoutingKeys.sessionRevoked], broadcast: true },
         async (event) => {
-          revoked.add(event.data as SessionRevokedData);
+          const data = event.data as SessionRevokedData;
+          revoked.add(data);
+          sessionsEnded(data.session_ids ?? []);
         },
       );
       revoked.start();

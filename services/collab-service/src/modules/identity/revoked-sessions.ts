@@ -9,6 +9,8 @@ export interface RevokedSessionsOptions {
   refreshMs: number;
   logger: Logger;
   fetchTimeoutMs?: number;
+  /** Told of revoked sessions a full re-read found that no event had brought. */
+  onLearned?: (sessionIds: string[]) => void;
 }
 
 /** First retry of an unread list; each next one waits twice as long. */
@@ -120,7 +122,14 @@ export class RevokedSessions {
         throw new Error(`${this.options.url} did not answer a list of sessions`);
       const now = Date.now();
       for (const [id, expires] of this.until) if (expires <= now) this.until.delete(id);
-      for (const item of list.items) this.remember(item.session_id, Date.parse(item.expires_at));
+      const learned: string[] = [];
+      for (const item of list.items) {
+        if (!this.until.has(item.session_id)) learned.push(item.session_id);
+        this.remember(item.session_id, Date.parse(item.expires_at));
+      }
+      // A replica that missed the events still ends those sessions' streams (once loaded: before,
+      // nothing was trusted).
+      if (this.loaded && learned.length > 0) this.options.onLearned?.(learned);
       if (!this.loaded)
         this.options.logger.info({ revoked: list.items.length }, 'session revocations loaded');
       this.loaded = true;

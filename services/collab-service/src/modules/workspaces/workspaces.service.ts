@@ -38,6 +38,8 @@ function presentMember(member: WorkspaceMemberEntity, user: CollabUserEntity): W
 export interface MemberUpdateData {
   kind: 'member';
   username: string;
+  /** The member's user id: every replica ends that user's streams of the workspace on removal. */
+  userId: string;
   role: WorkspaceRole | null;
 }
 
@@ -57,10 +59,10 @@ export class WorkspacesService {
     manager: EntityManager,
     access: WorkspaceAccess,
     actor: EventActor,
-    username: string,
+    member: { id: string; username: string },
     role: WorkspaceRole | null,
   ): Promise<void> {
-    const data: MemberUpdateData = { kind: 'member', username, role };
+    const data: MemberUpdateData = { kind: 'member', username: member.username, userId: member.id, role };
     await this.events?.emit(manager, access, 'update', data, { actor });
   }
 
@@ -158,7 +160,7 @@ export class WorkspacesService {
       }
       if (member.role === 'owner' && role !== 'owner') await this.keepAnOwner(repo, access.id);
       await repo.setRole(access.id, user.id, role);
-      if (member.role !== role) await this.memberChanged(manager, access, actor, user.username, role);
+      if (member.role !== role) await this.memberChanged(manager, access, actor, user, role);
       return presentMember({ ...member, role }, user);
     });
     this.membersChanged(access.id);
@@ -180,7 +182,7 @@ export class WorkspacesService {
       await repo.deleteMember(access.id, user.id);
       if (this.events) {
         const actor = user.id === actorId ? user : await repo.userById(actorId);
-        await this.memberChanged(manager, access, actor ?? 'system', user.username, null);
+        await this.memberChanged(manager, access, actor ?? 'system', user, null);
       }
     });
     this.membersChanged(access.id);
