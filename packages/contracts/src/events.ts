@@ -18,6 +18,8 @@ export const RoutingKeys = {
   userUpdated: 'user.updated.v1',
   /** Sessions the API host ended: their access tokens must be refused everywhere before `exp`. */
   sessionRevoked: 'session.revoked.v1',
+  /** A user's membership of a tenant ended (removed or left): `TenantMemberRemovedData`. */
+  tenantMemberRemoved: 'tenant.member_removed.v1',
   /** One event of a workspace's log, for every collaboration replica to push to its SSE clients. */
   collabEvent: 'collab.event.v1',
   systemProbe: 'system.probe.v1',
@@ -63,6 +65,11 @@ export interface FileUploadedData {
   size: number;
   sha256: string;
   mimeType: string;
+}
+
+/** `tenant.member_removed.v1` (envelope `tenantId`: the tenant): that user's sockets there close. */
+export interface TenantMemberRemovedData {
+  userId: string;
 }
 
 /** `user.updated.v1`: the API host changed a user's identity fields. */

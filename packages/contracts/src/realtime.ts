@@ -17,6 +17,12 @@ export const CHAT_HISTORY_ON_SUBSCRIBE = 50;
 /** Open sockets per user per process; the next one is closed with WS_CLOSE.tooManyConnections. */
 export const WS_MAX_CONNECTIONS_PER_USER = 20;
 
+/** Unread output a socket may hold; past it the socket is closed with WS_CLOSE.tooSlow. */
+export const WS_MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/** Subscribe frames one socket may send a minute; past it the socket is closed (WS_CLOSE.tooManySubscribes). */
+export const WS_SUBSCRIBES_PER_MINUTE = 120;
+
 /** Close codes the server uses (4000-4999 are the application's). */
 export const WS_CLOSE = {
   /** The access token's session ended (logout, revocation). */
@@ -27,6 +33,10 @@ export const WS_CLOSE = {
   tooManyConnections: 4008,
   /** No pong to the last ping. */
   unresponsive: 4010,
+  /** The client does not read what it is sent (more than WS_MAX_BUFFERED_BYTES unread). */
+  tooSlow: 4011,
+  /** More subscribe frames than WS_SUBSCRIBES_PER_MINUTE. */
+  tooManySubscribes: 4029,
   /** The server is shutting down; reconnect. */
   goingAway: 1001,
 } as const;

@@ -6,7 +6,9 @@ import {
   type ChatMessage,
   ChatSendFrame,
   WS_CLOSE,
+  WS_MAX_BUFFERED_BYTES,
   WS_MAX_CONNECTIONS_PER_USER,
+  WS_SUBSCRIBES_PER_MINUTE,
 } from '@hwp/contracts';
 import { AppError, errorBody, type Logger, UnauthorizedError, validateInput } from '@hwp/platform';
 import type { Request, RequestHandler, Response } from 'express';
@@ -20,6 +22,8 @@ const MAX_FRAME_BYTES = 32 * 1024;
 const MAX_CHANNELS = 50;
 /** Chat messages one user may send per minute on this process. */
 const CHAT_PER_MINUTE = 60;
+/** A socket with more unread than this gets no history replay (it gets `chat.history` with none). */
+const REPLAY_MAX_UNREAD_BYTES = 64 * 1024;
 
 interface Client {
   ws: WebSocket;
@@ -28,6 +32,8 @@ interface Client {
   tenant: ResolvedTenant;
   channels: Set<string>;
   alive: boolean;
+  /** When the socket's subscribe frames of the last minute came. */
+  subscribes: number[];
 }
 
 export interface RealtimeGatewayOptions {
@@ -144,7 +150,15 @@ export class RealtimeGateway {
       return;
     }
     this.perUser.set(userId, open + 1);
-    const client: Client = { ws, userId, sessionId, tenant, channels: new Set(), alive: true };
+    const client: Client = {
+      ws,
+      userId,
+      sessionId,
+      tenant,
+      channels: new Set(),
+      alive: true,
+      subscribes: [],
+    };
     this.clients.add(client);
     ws.on('pong', () => {
       client.alive = true;
@@ -207,6 +221,14 @@ export class RealtimeGateway {
       client.channels.delete(channel);
       return this.send(client, { type: 'unsubscribed', channel });
     }
+    // Every subscribe may replay history: a socket that churns subscriptions is cut off.
+    const now = Date.now();
+    client.subscribes = client.subscribes.filter((at) => at > now - 60_000);
+    client.subscribes.push(now);
+    if (client.subscribes.length > WS_SUBSCRIBES_PER_MINUTE) {
+      client.ws.close(WS_CLOSE.tooManySubscribes, `At most ${WS_SUBSCRIBES_PER_MINUTE} subscribes a minute`);
+      return;
+    }
     // Subscribing again answers again but reads no history again; a socket holds a bounded set.
     if (client.channels.has(channel)) return this.send(client, { type: 'subscribed', channel });
     if (client.channels.size >= MAX_CHANNELS) {
@@ -220,6 +242,11 @@ export class RealtimeGateway {
     this.send(client, { type: 'subscribed', channel });
     if (channel.startsWith('chat:')) {
       const room = channel.slice('chat:'.length);
+      // A socket that has not read what it was sent gets no replay on top (GET the messages route
+      // later); the history is read only for one that keeps up.
+      if (client.ws.bufferedAmount > REPLAY_MAX_UNREAD_BYTES) {
+        return this.send(client, { type: 'chat.history', room, messages: [], skipped: true });
+      }
       const page = await this.options.chat.history(client.tenant.scope, room, 1, CHAT_HISTORY_ON_SUBSCRIBE);
       this.send(client, { type: 'chat.history', room, messages: page.items.reverse() });
     }
@@ -261,6 +288,14 @@ export class RealtimeGateway {
     this.deliver(tenantId, `chat:${message.room}`, { type: 'chat.message', message });
   }
 
+  /** A membership that ended (removed, left): that user's sockets in the tenant close at once. */
+  membershipEnded(tenantId: string, userId: string): void {
+    for (const client of this.clients) {
+      if (client.tenant.id === tenantId && client.userId === userId)
+        client.ws.close(WS_CLOSE.notMember, 'No longer a member of the tenant');
+    }
+  }
+
   /** Sessions that ended: their sockets close (code WS_CLOSE.sessionEnded). */
   sessionsEnded(sessionIds: string[]): void {
     const ended = new Set(sessionIds);
@@ -275,12 +310,29 @@ export class RealtimeGateway {
       if (client.tenant.id !== tenantId || !client.channels.has(channel)) continue;
       if (userId !== undefined && client.userId !== userId) continue;
       text ??= JSON.stringify(frame);
-      client.ws.send(text);
+      this.write(client, text);
     }
   }
 
   private send(client: Client, frame: object): void {
-    if (client.ws.readyState === client.ws.OPEN) client.ws.send(JSON.stringify(frame));
+    this.write(client, JSON.stringify(frame));
+  }
+
+  /**
+   * Sends unless the socket already holds more than WS_MAX_BUFFERED_BYTES its client has not read:
+   * then it is closed (WS_CLOSE.tooSlow) and dropped, rather than buffered without bound in memory.
+   */
+  private write(client: Client, text: string): void {
+    const { ws } = client;
+    if (ws.readyState !== ws.OPEN) return;
+    if (ws.bufferedAmount + text.length > WS_MAX_BUFFERED_BYTES) {
+      this.options.logger.warn({ userId: client.userId }, 'websocket client does not read; closing it');
+      ws.close(WS_CLOSE.tooSlow, 'Too much unread output');
+      // The close frame queues behind what is unread: the socket goes now.
+      ws.terminate();
+      return;
+    }
+    ws.send(text);
   }
 
   private ping(): void {

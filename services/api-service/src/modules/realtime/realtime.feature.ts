@@ -1,4 +1,9 @@
-import type { ChatMessageData, ImageOperationUpdatedData, SessionRevokedData } from '@hwp/contracts';
+import type {
+  ChatMessageData,
+  ImageOperationUpdatedData,
+  SessionRevokedData,
+  TenantMemberRemovedData,
+} from '@hwp/contracts';
 import { RoutingKeys } from '@hwp/contracts';
 import { defineFeature, onUpgrade } from '@hwp/platform';
 import type { ApiConfig } from '../../config';
@@ -52,6 +57,7 @@ export const realtimeFeature = defineFeature<
             RoutingKeys.imageOperationUpdated,
             RoutingKeys.chatMessage,
             RoutingKeys.sessionRevoked,
+            RoutingKeys.tenantMemberRemoved,
           ],
           broadcast: true,
           prefetch: 50,
@@ -63,6 +69,9 @@ export const realtimeFeature = defineFeature<
             if (Array.isArray(data?.session_ids)) gateway.sessionsEnded(data.session_ids);
           } else if (!tenantId) {
             return;
+          } else if (type === RoutingKeys.tenantMemberRemoved) {
+            const data = envelope.data as Partial<TenantMemberRemovedData> | null;
+            if (typeof data?.userId === 'string') gateway.membershipEnded(tenantId, data.userId);
           } else if (type === RoutingKeys.fileProcessed) {
             gateway.fileEvent(tenantId, type, envelope.data as FileProcessedData);
           } else if (type === RoutingKeys.imageOperationUpdated) {

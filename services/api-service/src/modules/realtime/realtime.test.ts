@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { WS_CLOSE, WS_MAX_CONNECTIONS_PER_USER } from '@hwp/contracts';
+import { WS_CLOSE, WS_MAX_CONNECTIONS_PER_USER, WS_SUBSCRIBES_PER_MINUTE } from '@hwp/contracts';
 import { listen, s3Env } from '@hwp/platform/test-kit';
 import WebSocket from 'ws';
 import { as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
@@ -303,5 +303,59 @@ describe('the WebSocket /ws', () => {
       await replicaServer.close();
       await replica.deps.lifecycle.shutdown();
     }
+  });
+});
+
+describe('the WebSocket /ws without the ping to rely on', () => {
+  // Pings a minute apart: what ends a socket here is the event that ended its access.
+  let slow: Awaited<ReturnType<typeof startFilesApi>>;
+  let slowServer: Awaited<ReturnType<typeof listen>>;
+  beforeAll(async () => {
+    slow = await startFilesApi({ WS_PING_INTERVAL_MS: '60000' });
+    slowServer = await listen(slow.api.app);
+  }, 90_000);
+  afterAll(async () => {
+    await slowServer?.close();
+    await slow?.stop();
+  });
+
+  test('a member removed from the tenant loses its sockets there at once, on the removal event', async () => {
+    const { owner, member, tenant } = await team(slow.api);
+    const socket = await connect(member, { tenant: tenant.id, base: slowServer.url });
+    const own = await connect(member, { base: slowServer.url });
+    await inTenant(slow.api, owner, tenant.id)
+      .delete(`/tenant/${tenant.id}/members/${member.user.id}`)
+      .expect(204);
+    const closed = await Promise.race([
+      socket.closed,
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 5_000)),
+    ]);
+    expect(closed?.code).toBe(WS_CLOSE.notMember);
+    expect(own.ws.readyState).toBe(WebSocket.OPEN);
+    own.close();
+  });
+
+  test('a client that never reads and churns subscriptions to a room with history is cut off', async () => {
+    const user = await signUp(slow.api.app);
+    const tenantId = (await as(slow.api.app, user).get('/tenant/current')).body.id as string;
+    // Fifty stored messages of 4,000 characters: each replay would be about 200 KB.
+    await slow.api.deps.dataSource.query(
+      `INSERT INTO chat_messages (id, tenant_id, room, user_id, text, created_at)
+       SELECT gen_random_uuid(), $1, 'big', $2, repeat('x', 4000), now() - make_interval(secs => n)
+         FROM generate_series(1, 50) AS n`,
+      [tenantId, user.user.id],
+    );
+    const socket = await connect(user, { base: slowServer.url });
+    socket.ws.pause();
+    for (let i = 0; i < 2_000 && socket.ws.readyState === WebSocket.OPEN; i++) {
+      socket.send({ type: 'subscribe', channel: 'chat:big' });
+      socket.send({ type: 'unsubscribe', channel: 'chat:big' });
+    }
+    socket.ws.resume();
+    const closed = await socket.closed;
+    expect([WS_CLOSE.tooManySubscribes, WS_CLOSE.tooSlow]).toContain(closed.code);
+    // At most the subscribes of a minute got a replay, however many were sent.
+    const replays = socket.frames.filter((f) => f.type === 'chat.history' && !f.skipped);
+    expect(replays.length).toBeLessThanOrEqual(WS_SUBSCRIBES_PER_MINUTE);
   });
 });

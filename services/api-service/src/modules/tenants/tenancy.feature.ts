@@ -14,5 +14,5 @@ export const tenancyFeature = defineFeature<ApiConfig, TenancyExports>({
   name: 'tenancy',
   entities: [TenantEntity, TenantMemberEntity, TenantInvitationEntity],
   migrations: [CreateTenantInvitations1764800000000],
-  build: (deps) => ({ exports: { tenants: new TenantsService(deps.dataSource) } }),
+  build: (deps) => ({ exports: { tenants: new TenantsService(deps.dataSource, deps.bus) } }),
 });

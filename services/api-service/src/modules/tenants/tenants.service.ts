@@ -2,11 +2,20 @@ import { randomBytes } from 'node:crypto';
 import {
   DEFAULT_PAGE_SIZE,
   type Page,
+  RoutingKeys,
   type Tenant,
   type TenantMember,
+  type TenantMemberRemovedData,
   type TenantRole,
 } from '@hwp/contracts';
-import { ConflictError, ForbiddenError, NotFoundError, newId, ValidationError } from '@hwp/platform';
+import {
+  type Bus,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  newId,
+  ValidationError,
+} from '@hwp/platform';
 import { type DataSource, type EntityManager, In } from 'typeorm';
 import { UserEntity } from '../auth/user.entity';
 import { TenantEntity, TenantMemberEntity } from './tenant.entity';
@@ -66,7 +75,10 @@ export function paging(request: PageRequest) {
 
 /** Tenants and memberships (DECISIONS.md section 2). Roles: member < admin < owner. */
 export class TenantsService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly bus: Bus,
+  ) {}
 
   /**
    * Of these user and tenant pairs, the keys `<user>|<tenant>` that are memberships, in one read
@@ -279,7 +291,7 @@ export class TenantsService {
   }
 
   async removeMember(actorId: string, tenantId: string, memberId: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+    await this.bus.transaction(async (manager) => {
       // Anyone may leave; removing somebody else needs admin+.
       const actorRole = await this.requireMember(
         manager,
@@ -294,6 +306,14 @@ export class TenantsService {
         throw new ForbiddenError('Only an owner can remove an owner');
       if (member.role === 'owner') await this.keepAnOwner(manager, tenantId);
       await members.delete({ userId: memberId });
+      // Every replica closes that user's sockets in the tenant at once (not at the next ping).
+      const data: TenantMemberRemovedData = { userId: memberId };
+      await this.bus.outbox.add(manager, {
+        type: RoutingKeys.tenantMemberRemoved,
+        tenantId,
+        actor: actorId,
+        data,
+      });
       await manager.update(
         UserEntity,
         { id: memberId, defaultTenantId: tenantId },
