@@ -34,6 +34,8 @@ interface Client {
   alive: boolean;
   /** When the socket's subscribe frames of the last minute came. */
   subscribes: number[];
+  /** History replayed to the socket in the last minute: when, and how many bytes. */
+  replayed: { at: number; bytes: number }[];
 }
 
 export interface RealtimeGatewayOptions {
@@ -158,6 +160,7 @@ export class RealtimeGateway {
       channels: new Set(),
       alive: true,
       subscribes: [],
+      replayed: [],
     };
     this.clients.add(client);
     ws.on('pong', () => {
@@ -183,6 +186,8 @@ export class RealtimeGateway {
   }
 
   private async receive(client: Client, data: RawData, isBinary: boolean): Promise<void> {
+    // A socket being closed (cut off, signed out) reads nothing more of what it had sent.
+    if (client.ws.readyState !== client.ws.OPEN) return;
     if (isBinary)
       return this.send(client, { type: 'error', code: 'validation_failed', detail: 'Frames are JSON text' });
     let frame: unknown;
@@ -242,13 +247,18 @@ export class RealtimeGateway {
     this.send(client, { type: 'subscribed', channel });
     if (channel.startsWith('chat:')) {
       const room = channel.slice('chat:'.length);
-      // A socket that has not read what it was sent gets no replay on top (GET the messages route
-      // later); the history is read only for one that keeps up.
-      if (client.ws.bufferedAmount > REPLAY_MAX_UNREAD_BYTES) {
+      // A socket that has not read what it was sent, or was replayed a megabyte of history this
+      // minute, gets no replay on top (the messages route has it); the history is read only for one
+      // that keeps up.
+      client.replayed = client.replayed.filter((r) => r.at > now - 60_000);
+      const replayedBytes = client.replayed.reduce((sum, r) => sum + r.bytes, 0);
+      if (client.ws.bufferedAmount > REPLAY_MAX_UNREAD_BYTES || replayedBytes >= WS_MAX_BUFFERED_BYTES) {
         return this.send(client, { type: 'chat.history', room, messages: [], skipped: true });
       }
       const page = await this.options.chat.history(client.tenant.scope, room, 1, CHAT_HISTORY_ON_SUBSCRIBE);
-      this.send(client, { type: 'chat.history', room, messages: page.items.reverse() });
+      const text = JSON.stringify({ type: 'chat.history', room, messages: page.items.reverse() });
+      client.replayed.push({ at: now, bytes: text.length });
+      this.write(client, text);
     }
   }
 
