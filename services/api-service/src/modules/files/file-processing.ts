@@ -126,6 +126,10 @@ export class FileProcessor {
         revision.classification = classify(scan.detected, extensionOf(revision.name));
       } else {
         const analysis = await this.analysis(revision, record, tenantId);
+        if (analysis.rejected) {
+          revision.classification = analysis.classification;
+          return { revision, status: 'failed', error: analysis.rejected };
+        }
         if (!revision.stages.index) {
           // The text goes in now; the search vector is rebuilt with the final metadata below.
           await revisions.update({ id: revision.id }, { textContent: analysis.text ?? null });
@@ -190,6 +194,7 @@ export class FileProcessor {
       // The previews are written once; a resumed run only re-reads what the later stages need.
       renderPreview: !revision.stages.preview,
     });
+    if (analysis.rejected) return analysis;
     if (!done)
       await record('metadata', { metadata: analysis.metadata, classification: analysis.classification });
     if (!revision.stages.preview) {

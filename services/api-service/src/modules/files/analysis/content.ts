@@ -1,7 +1,7 @@
 import type { FileMetadata } from '@hwp/contracts';
 import { type MeshStats, parseObj, parseStl, tessellate } from '@hwp/geometry';
 import { type RasterImage, renderMesh } from '../render/mesh-render';
-import { parseDxf } from './dxf';
+import { DxfBudgetError, dxfExpandedEntities, parseDxf } from './dxf';
 import { type Detected, dwgVersion } from './sniff';
 import { readSolidWorks } from './solidworks';
 import { parseStep } from './step';
@@ -19,6 +19,8 @@ export interface ContentFacts {
   renders?: { preview: RasterImage; thumbnail: RasterImage };
   /** Why a parser gave up (the file is still stored; what could not be read is unknown). */
   error?: string;
+  /** Why the file is refused: over a work budget (the revision ends `failed` with this reason). */
+  rejected?: string;
 }
 
 export const MAX_TEXT = 1_000_000;
@@ -26,6 +28,12 @@ const PREVIEW_SIZE = 512;
 const THUMBNAIL_SIZE = 128;
 
 const round = (n: number) => Math.round(n * 1e6) / 1e6;
+const UNKNOWN_FACTS: FileMetadata = {
+  dimensions: null,
+  components: null,
+  software: null,
+  custom_properties: {},
+};
 
 function dimensionsOf(bbox: MeshStats['bbox'], units: string | null): FileMetadata['dimensions'] {
   if (!bbox) return null;
@@ -162,6 +170,13 @@ async function parse(
     }
     if (detected === 'dxf') {
       const text = data.toString('latin1');
+      // Counted before anything expands it (the SVG drawer resolves every INSERT).
+      try {
+        dxfExpandedEntities(text);
+      } catch (error) {
+        if (error instanceof DxfBudgetError) return { metadata: UNKNOWN_FACTS, rejected: error.message };
+        throw error;
+      }
       const dxf = parseDxf(text);
       return {
         svg: render ? drawingSvg(text) : undefined,

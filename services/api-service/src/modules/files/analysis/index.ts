@@ -11,7 +11,9 @@ import { classify, contradicts, type Detected, detect } from './sniff';
 const HEAD_BYTES = 64 * 1024;
 /** The EICAR test file, put together here so this source is not itself flagged. */
 const EICAR = ['X5O!P%@AP[4\\PZX54(P^)7CC)7}$', 'EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*'].join('');
-const WORKER_TIMEOUT_MS = 120_000;
+/** The analysis of one file: wall-clock time and heap of its worker (past either: `failed`). */
+const WORKER_TIMEOUT_MS = 60_000;
+const WORKER_HEAP_MB = 512;
 const IMAGE_FORMATS: Detected[] = ['png', 'jpeg', 'gif', 'webp', 'tiff'];
 
 export interface ScanResult {
@@ -26,6 +28,26 @@ export interface ContentAnalysis {
   classification: FileClassification;
   text?: string;
   previews?: { preview: Buffer; thumbnail: Buffer };
+  /** Why the file is refused (over a work budget, the worker's time or memory): it ends `failed`. */
+  rejected?: string;
+}
+
+/**
+ * Whether the stream holds `needle` anywhere, across chunk boundaries, holding one chunk and the
+ * needle's length at a time (the built-in check reads the whole file, not its ends only).
+ */
+export async function streamContains(body: Readable, needle: string): Promise<boolean> {
+  let tail: Buffer = Buffer.alloc(0);
+  for await (const chunk of body) {
+    const bytes: Buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    const window: Buffer = tail.length ? Buffer.concat([tail, bytes]) : bytes;
+    if (window.includes(needle)) {
+      body.destroy();
+      return true;
+    }
+    tail = Buffer.from(window.subarray(Math.max(0, window.length - needle.length + 1)));
+  }
+  return false;
 }
 
 /** The whole body of a stream (callers bound its size beforehand). */
@@ -65,7 +87,12 @@ export async function scanContent(
       : first;
   const detected = detect(first);
   const engines = ['builtin'];
-  if (first.includes(EICAR) || last.includes(EICAR)) {
+  const eicar =
+    first.includes(EICAR) ||
+    last.includes(EICAR) ||
+    (revision.size > 2 * HEAD_BYTES &&
+      (await streamContains((await blobs.get(revision.blobKey)).body, EICAR)));
+  if (eicar) {
     return { verdict: 'infected', signature: 'Eicar-Test-Signature (builtin)', engines, detected };
   }
   if (contradicts(detected, extensionOf(revision.name))) {
@@ -97,11 +124,11 @@ function analyzeInWorker(
       extraDirs: ['../render'],
       workerData: { data: copy, extension, detected, render },
       transferList: [copy.buffer as ArrayBuffer],
-      resourceLimits: { maxOldGenerationSizeMb: 2048 },
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
     });
     const timer = setTimeout(() => {
       void worker.terminate();
-      resolve({ metadata: UNKNOWN, error: `analysis took longer than ${WORKER_TIMEOUT_MS / 1000} s` });
+      resolve({ metadata: UNKNOWN, rejected: `The analysis took longer than ${WORKER_TIMEOUT_MS / 1000} s` });
     }, WORKER_TIMEOUT_MS);
     worker.once('message', (facts: ContentFacts) => {
       clearTimeout(timer);
@@ -110,7 +137,12 @@ function analyzeInWorker(
     });
     worker.once('error', (error) => {
       clearTimeout(timer);
-      resolve({ metadata: UNKNOWN, error: error.message });
+      const outOfMemory = (error as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      resolve(
+        outOfMemory
+          ? { metadata: UNKNOWN, rejected: `The analysis needed more than ${WORKER_HEAP_MB} MB of memory` }
+          : { metadata: UNKNOWN, error: error.message },
+      );
     });
   });
 }
@@ -199,6 +231,7 @@ export async function analyzeContent(
   if (detected && IMAGE_FORMATS.includes(detected))
     return { ...(await analyzeImage(data, options.renderPreview)), classification };
   const facts = await analyzeInWorker(data, extension, detected, options.renderPreview);
+  if (facts.rejected) return { metadata: facts.metadata, classification, rejected: facts.rejected };
   const metadata = facts.error
     ? { ...facts.metadata, custom_properties: { ...facts.metadata.custom_properties, error: facts.error } }
     : facts.metadata;
