@@ -411,6 +411,11 @@ export class UploadPartUrl {
   @Min(1)
   part_number: number;
 
+  /** The exact byte count its PUT must send (the URL is signed for it). */
+  @IsInt()
+  @Min(0)
+  size: number;
+
   @IsString()
   url: string;
 }

@@ -162,4 +162,9 @@ export class PresignedBlobQuery {
   @IsOptional()
   @IsString()
   contentType?: string;
+
+  /** A part URL's exact byte count (signed): a PUT of another Content-Length is refused (403). */
+  @IsOptional()
+  @IsNumberString()
+  size?: string;
 }

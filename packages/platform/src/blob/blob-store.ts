@@ -47,6 +47,11 @@ export interface PresignOptions {
   /** Seconds the URL stays valid. */
   expiresIn: number;
   contentType?: string;
+  /**
+   * The exact byte count a PUT through the URL must send (S3: the signed `Content-Length`; the local
+   * folder's handler refuses another length, and stops reading at it).
+   */
+  contentLength?: number;
 }
 
 /** A multipart upload the client sends parts to directly (S3) or through us (filesystem). */

@@ -253,7 +253,13 @@ export class FsBlobStore implements BlobStore {
     assertValidBlobKey(upload.key);
     this.multipart.uploadDir(upload.uploadId);
     return this.presign(
-      { method: 'PUT', key: upload.key, uploadId: upload.uploadId, partNumber },
+      {
+        method: 'PUT',
+        key: upload.key,
+        uploadId: upload.uploadId,
+        partNumber,
+        ...(options.contentLength === undefined ? {} : { contentLength: options.contentLength }),
+      },
       options.expiresIn,
     );
   }

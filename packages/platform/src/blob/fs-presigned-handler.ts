@@ -32,6 +32,14 @@ export function createFsPresignedHandler(store: FsBlobStore): FsPresignedHandler
         sendError(req, res, check.reason === 'malformed' ? 400 : 403, check.reason);
       } else if (check.method === 'GET') {
         await serveGet(store, check.key, req, res);
+      } else if (
+        check.contentLength !== undefined &&
+        req.headers['content-length'] !== String(check.contentLength)
+      ) {
+        // As S3 does with a signed Content-Length: the part must be exactly the size it was issued for.
+        req.resume();
+        res.setHeader('Connection', 'close');
+        sendError(req, res, 403, `this URL takes exactly ${check.contentLength} bytes (Content-Length)`);
       } else if (check.uploadId !== undefined && check.partNumber !== undefined) {
         const etag = await store.writeUploadPart(
           { uploadId: check.uploadId, key: check.key },

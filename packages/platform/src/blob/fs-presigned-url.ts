@@ -11,6 +11,8 @@ export interface SignedFields {
   partNumber?: number;
   /** Set when the URL was presigned for a content type; the PUT must send exactly this Content-Type. */
   contentType?: string;
+  /** Set when the URL was presigned for a size: the PUT must send exactly this many bytes. */
+  contentLength?: number;
 }
 
 export type FsPresignedCheck =
@@ -37,6 +39,8 @@ function signFields(signingKey: string, fields: SignedFields): string {
     fields.uploadId ?? '',
     fields.partNumber === undefined ? '' : String(fields.partNumber),
     fields.contentType ?? '',
+    // Appended only when set, so URLs presigned before sizes were signed stay valid.
+    ...(fields.contentLength === undefined ? [] : [String(fields.contentLength)]),
   ].join('\n');
   return createHmac('sha256', signingKey).update(canonical).digest('hex');
 }
@@ -55,6 +59,7 @@ export function presignFsUrl(
   if (fields.uploadId !== undefined) url.searchParams.set('uploadId', fields.uploadId);
   if (fields.partNumber !== undefined) url.searchParams.set('partNumber', String(fields.partNumber));
   if (fields.contentType !== undefined) url.searchParams.set('contentType', fields.contentType);
+  if (fields.contentLength !== undefined) url.searchParams.set('size', String(fields.contentLength));
   url.searchParams.set('expires', String(expires));
   url.searchParams.set('sig', signFields(signingKey, { ...fields, expires }));
   return url.toString();
@@ -103,6 +108,12 @@ export function verifyFsPresignedUrl(
     partNumber,
     contentType: parsed.searchParams.get('contentType') ?? undefined,
   };
+  const sizeText = parsed.searchParams.get('size');
+  if (sizeText !== null) {
+    const size = Number(sizeText);
+    if (!Number.isSafeInteger(size) || size < 0) return { ok: false, reason: 'malformed' };
+    fields.contentLength = size;
+  }
   const expected = Buffer.from(signFields(options.signingKey, fields), 'hex');
   const given = Buffer.from(sig, 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {

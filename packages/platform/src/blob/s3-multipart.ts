@@ -63,8 +63,12 @@ export async function presignUploadPart(
       Key: upload.key,
       UploadId: upload.uploadId,
       PartNumber: partNumber,
+      ...(options.contentLength === undefined ? {} : { ContentLength: options.contentLength }),
     }),
-    { expiresIn: options.expiresIn },
+    // A signed Content-Length: S3 refuses a part of another size (SignatureDoesNotMatch).
+    options.contentLength === undefined
+      ? { expiresIn: options.expiresIn }
+      : { expiresIn: options.expiresIn, signableHeaders: new Set(['content-length']) },
   );
 }
 

@@ -12,6 +12,8 @@ export interface FileAccessClaims {
   tenantId: string;
   /** Who asked for it. */
   userId: string;
+  /** The session of the access token it was asked with: the token ends with it. */
+  sessionId?: string;
 }
 
 /**
@@ -21,14 +23,25 @@ export interface FileAccessClaims {
 export class FileAccessTokens {
   private readonly key: Buffer;
 
-  constructor(secret: string) {
+  constructor(
+    secret: string,
+    /** Whether the issuing session still exists (checked like an access token's: logout ends it). */
+    private readonly sessionAlive: (sessionId: string, userId: string) => Promise<boolean>,
+  ) {
     this.key = createHmac('sha256', secret).update('file-access-token:v1').digest();
   }
 
   issue(claims: FileAccessClaims, now = new Date()): { token: string; expires_at: string } {
     const exp = Math.floor(now.getTime() / 1000) + FILE_TOKEN_MINUTES * 60;
     const token = jwt.sign(
-      { fid: claims.fileId, tid: claims.tenantId, act: 'read', exp, iat: Math.floor(now.getTime() / 1000) },
+      {
+        fid: claims.fileId,
+        tid: claims.tenantId,
+        ...(claims.sessionId ? { sid: claims.sessionId } : {}),
+        act: 'read',
+        exp,
+        iat: Math.floor(now.getTime() / 1000),
+      },
       this.key,
       { algorithm: 'HS256', audience: AUDIENCE, subject: claims.userId },
     );
@@ -36,9 +49,17 @@ export class FileAccessTokens {
   }
 
   /** The claims of a token of this service for reading; null when it is not a file access token at all. */
-  verify(token: string): FileAccessClaims | null {
+  async verify(token: string): Promise<FileAccessClaims | null> {
     const decoded = jwt.decode(token, { json: true });
     if (!decoded || decoded.aud !== AUDIENCE) return null;
+    const claims = this.check(token);
+    if (claims.sessionId && !(await this.sessionAlive(claims.sessionId, claims.userId))) {
+      throw new UnauthorizedError('The session that issued this file access token has ended');
+    }
+    return claims;
+  }
+
+  private check(token: string): FileAccessClaims {
     try {
       const claims = jwt.verify(token, this.key, {
         algorithms: ['HS256'],
@@ -46,7 +67,12 @@ export class FileAccessTokens {
       }) as jwt.JwtPayload;
       if (claims.act !== 'read' || typeof claims.fid !== 'string' || typeof claims.tid !== 'string')
         throw new UnauthorizedError('Invalid file access token');
-      return { fileId: claims.fid, tenantId: claims.tid, userId: String(claims.sub) };
+      return {
+        fileId: claims.fid,
+        tenantId: claims.tid,
+        userId: String(claims.sub),
+        ...(typeof claims.sid === 'string' ? { sessionId: claims.sid } : {}),
+      };
     } catch (error) {
       if (error instanceof jwt.TokenExpiredError)
         throw new AppError('token_expired', 401, 'The file access token has expired');

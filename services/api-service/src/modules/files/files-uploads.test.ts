@@ -4,6 +4,8 @@ import type { Annotation, FileRecord } from '@hwp/contracts';
 import { expectEventually, listen } from '@hwp/platform/test-kit';
 import { as, signUp } from '../../../test/support/api-test-kit';
 import { binary, bytes, inTenant, startFilesApi, team, upload } from '../../../test/support/files-test-setup';
+import { apiService } from '../../service';
+import type { FilesExports } from './files.feature';
 
 let stack: Awaited<ReturnType<typeof startFilesApi>>;
 beforeAll(async () => {
@@ -128,6 +130,51 @@ describe('limits and failures', () => {
 });
 
 describe('large uploads (pre-signed multipart)', () => {
+  test('a part URL takes exactly the size it was issued for (signed Content-Length)', async () => {
+    const user = await signUp(stack.api.app);
+    const started = await as(stack.api.app, user)
+      .post('/files/upload-url')
+      .send({ name: 'tiny.bin', size: 1, folder_path: '/' })
+      .expect(201);
+    expect(started.body.parts).toEqual([{ part_number: 1, size: 1, url: expect.any(String) }]);
+    const url = started.body.parts[0].url as string;
+    // S3 refuses a part whose Content-Length is not the signed one (s3rver does not check it: the
+    // local folder's handler is tested for the refusal in processing-faults.test.ts).
+    expect(new URL(url).searchParams.get('X-Amz-SignedHeaders')).toContain('content-length');
+    const exact = await fetch(url, { method: 'PUT', body: bytes(1) });
+    expect(exact.status).toBe(200);
+  });
+
+  test('an upload its client abandoned is aborted by the scheduled sweep', async () => {
+    const user = await signUp(stack.api.app);
+    const started = await as(stack.api.app, user)
+      .post('/files/upload-url')
+      .send({ name: 'abandoned.bin', size: 100, folder_path: '/' })
+      .expect(201);
+    const put = await fetch(started.body.parts[0].url, { method: 'PUT', body: bytes(100) });
+    expect(put.status).toBe(200);
+    // The client died; its hour is over.
+    const [row] = await stack.api.deps.dataSource.query(
+      `UPDATE file_uploads SET expires_at = now() - interval '1 second' WHERE id = $1 RETURNING multipart_id, blob_key`,
+      [started.body.upload_id],
+    );
+    const { largeUploads } = apiService.exportsOf<FilesExports>(stack.api.deps, 'files');
+    expect(await largeUploads.sweepExpired(stack.api.deps.dataSource)).toBeGreaterThanOrEqual(1);
+    // Its parts are gone from storage: the upload cannot be completed any more.
+    await expect(
+      stack.api.deps.blobs.completeMultipartUpload({ uploadId: row.multipart_id, key: row.blob_key }, [
+        { partNumber: 1, etag: put.headers.get('etag') ?? '' },
+      ]),
+    ).rejects.toThrow();
+    const complete = await as(stack.api.app, user)
+      .post('/files/upload-complete')
+      .send({
+        upload_id: started.body.upload_id,
+        parts: [{ part_number: 1, etag: put.headers.get('etag') }],
+      });
+    expect(complete.status).toBe(404);
+  });
+
   test('parts go straight to storage; completing registers the file; a second complete or a wrong size is refused', async () => {
     const [user, other] = [await signUp(stack.api.app), await signUp(stack.api.app)];
     const client = as(stack.api.app, user);

@@ -32,6 +32,7 @@ import { uploadFile, uploadFiles } from './routes/upload.routes';
 
 export interface FilesExports {
   files: FilesService;
+  largeUploads: LargeUploads;
   processor: FileProcessor;
   sweep: ProcessingSweep;
   annotations: AnnotationsService;
@@ -51,7 +52,9 @@ export const filesFeature = defineFeature<
     const files = new FilesService(dataSource, bus, blobs, tenancy.tenants);
     const annotations = new AnnotationsService(dataSource, files);
     const largeUploads = new LargeUploads(blobs, files, config.MAX_UPLOAD_MB * 1024 * 1024);
-    const tokens = new FileAccessTokens(accounts.secret);
+    const tokens = new FileAccessTokens(accounts.secret, (sessionId, userId) =>
+      accounts.sessions.isAlive(sessionId, userId),
+    );
     const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
     // With a virus scanner configured, only scanned bytes leave (fail closed).
     const downloads = { blobs, requireScan: Boolean(config.CLAMD_HOST) };
@@ -68,6 +71,9 @@ export const filesFeature = defineFeature<
     const startSweeping = () => {
       const timer = setInterval(() => {
         sweep.run().catch((error: unknown) => deps.logger.warn({ err: error }, 'processing sweep failed'));
+        largeUploads
+          .sweepExpired(dataSource)
+          .catch((error: unknown) => deps.logger.warn({ err: error }, 'expired upload sweep failed'));
       }, config.PROCESSING_SWEEP_MS);
       timer.unref();
       deps.lifecycle.onShutdown('processing-sweep', async () => clearInterval(timer));
@@ -110,7 +116,7 @@ export const filesFeature = defineFeature<
         startSweeping();
       },
       health: { processing: () => sweep.health() },
-      exports: { files, annotations, processor, sweep },
+      exports: { files, largeUploads, annotations, processor, sweep },
     };
   },
 });

@@ -114,6 +114,12 @@ describe('upload and download', () => {
     // An ordinary access token works in the query too (section 5.1.6).
     const byAccessToken = await anonymous.get(`/files/${b.id}/download`).query({ token: user.token });
     expect(byAccessToken.status).toBe(200);
+
+    // The token ends with the session that issued it: after a global logout it opens nothing.
+    await as(stack.api.app, user).post('/auth/logout').expect(204);
+    await new Promise((resolve) => setTimeout(resolve, 2_100)); // SESSION_CHECK_CACHE_MS
+    const afterLogout = await anonymous.get(`/files/${a.id}/download`).query({ token: issued.body.token });
+    expect([afterLogout.status, afterLogout.body.code]).toEqual([401, 'unauthorized']);
   });
 
   test('bad names and folders are refused and nothing is stored for them', async () => {

@@ -7,7 +7,7 @@ import {
   newId,
   ValidationError,
 } from '@hwp/platform';
-import { LessThan } from 'typeorm';
+import { type DataSource, LessThan } from 'typeorm';
 import type { ResolvedTenant } from '../tenants/tenant-context';
 import { revisionKey, tooLarge } from './blob-upload';
 import { fileName, folderPath } from './file-names';
@@ -44,9 +44,12 @@ export class LargeUploads {
     const count = Math.max(1, Math.ceil(request.size / PART_SIZE));
     const parts = [];
     for (let part = 1; part <= count; part++) {
+      // Each URL takes exactly its part's size: a URL issued for a 1-byte file cannot store 250 MB.
+      const contentLength = part < count ? PART_SIZE : request.size - (count - 1) * PART_SIZE;
       parts.push({
         part_number: part,
-        url: await this.blobs.presignUploadPart(multipart, part, { expiresIn: URL_SECONDS }),
+        size: contentLength,
+        url: await this.blobs.presignUploadPart(multipart, part, { expiresIn: URL_SECONDS, contentLength }),
       });
     }
     const now = new Date();
@@ -63,6 +66,26 @@ export class LargeUploads {
       createdAt: now,
     });
     return { upload_id: id, part_size: PART_SIZE, parts, expires_at: expiresAt.toISOString() };
+  }
+
+  /**
+   * Aborts every tenant's uploads whose hour is over (a client that died mid-upload leaves its parts
+   * in storage otherwise), on a schedule. Rows are claimed with SKIP LOCKED, so replicas share it.
+   */
+  async sweepExpired(dataSource: DataSource): Promise<number> {
+    const claimed: { multipart_id: string; blob_key: string }[] = await dataSource.transaction((manager) =>
+      manager.query(
+        `DELETE FROM file_uploads WHERE id IN (
+           SELECT id FROM file_uploads WHERE expires_at < now() ORDER BY expires_at LIMIT 100 FOR UPDATE SKIP LOCKED)
+         RETURNING multipart_id, blob_key`,
+      ),
+    );
+    for (const upload of claimed) {
+      await this.blobs
+        .abortMultipartUpload({ uploadId: upload.multipart_id, key: upload.blob_key })
+        .catch(() => undefined);
+    }
+    return claimed.length;
   }
 
   /** Aborts the tenant's uploads whose hour is over (their parts would otherwise stay in storage). */

@@ -1,5 +1,5 @@
 import type { FileRecord } from '@hwp/contracts';
-import { expectEventually } from '@hwp/platform/test-kit';
+import { expectEventually, listen } from '@hwp/platform/test-kit';
 import request from 'supertest';
 import { type ApiTestService, as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
 import { upload } from '../../../test/support/files-test-setup';
@@ -140,4 +140,31 @@ test('the built-in check finds EICAR anywhere in the file, not only in its first
   const padding = 'a'.repeat(100 * 1024);
   const file = await upload(as(api.app, user), 'notes.txt', `${padding}${eicar}${padding}`);
   expect((await final(user, file.id)).processing_status).toBe('quarantined');
+});
+
+test('with the local blob folder, a part URL refuses any size but the one it was issued for', async () => {
+  const user = await signUp(api.app);
+  const server = await listen(api.app);
+  try {
+    const started = await as(api.app, user)
+      .post('/files/upload-url')
+      .send({ name: 'tiny.bin', size: 1, folder_path: '/' })
+      .expect(201);
+    // The URL names the configured public base; the test's server has another port.
+    const url = new URL(started.body.parts[0].url);
+    const local = `${server.url}${url.pathname}${url.search}`;
+    const bigger = await fetch(local, { method: 'PUT', body: Buffer.alloc(250 * 1024, 7) });
+    expect(bigger.status).toBe(403);
+    const exact = await fetch(local, { method: 'PUT', body: Buffer.from('x') });
+    expect(exact.status).toBe(200);
+    const completed = await as(api.app, user)
+      .post('/files/upload-complete')
+      .send({
+        upload_id: started.body.upload_id,
+        parts: [{ part_number: 1, etag: exact.headers.get('etag') }],
+      });
+    expect([completed.status, completed.body.size]).toEqual([201, 1]);
+  } finally {
+    await server.close();
+  }
 });

@@ -16,10 +16,10 @@ function downloadCredential(
 ): RequestHandler {
   const signedInChain = Router();
   signedInChain.use(...signedIn);
-  return (req, res, next) => {
+  return async (req, res, next) => {
     const token = typeof req.query.token === 'string' ? req.query.token : undefined;
     if (token !== undefined && !req.get('authorization')) {
-      const claims = tokens.verify(token);
+      const claims = await tokens.verify(token);
       if (claims) {
         res.locals.fileToken = claims;
         limit(req, res, next);

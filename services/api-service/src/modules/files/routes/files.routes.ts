@@ -78,6 +78,6 @@ export const accessToken = ({ fileRoute, files }: FileRouting, tokens: FileAcces
     handler: async ({ params, req }) => {
       const { userId, tenant } = caller(req);
       const { file } = await files.open(tenant, userId, params.file_id);
-      return tokens.issue({ fileId: file.id, tenantId: tenant.id, userId });
+      return tokens.issue({ fileId: file.id, tenantId: tenant.id, userId, sessionId: req.user?.sessionId });
     },
   });
