@@ -5,6 +5,7 @@ import {
   MultipartUploadNotFoundError,
   NotFoundError,
   newId,
+  queryRows,
   ValidationError,
 } from '@hwp/platform';
 import { type DataSource, LessThan } from 'typeorm';
@@ -70,14 +71,17 @@ export class LargeUploads {
 
   /**
    * Aborts every tenant's uploads whose hour is over (a client that died mid-upload leaves its parts
-   * in storage otherwise), on a schedule. Rows are claimed with SKIP LOCKED, so replicas share it.
+   * in storage otherwise), then any multipart upload in storage older than that hour, on a schedule.
+   * Rows are claimed with SKIP LOCKED and aborting is idempotent, so replicas may run it at once.
    */
-  async sweepExpired(dataSource: DataSource): Promise<number> {
-    const claimed: { multipart_id: string; blob_key: string }[] = await dataSource.transaction((manager) =>
-      manager.query(
+  async sweepExpired(dataSource: DataSource, now = new Date()): Promise<number> {
+    const claimed = await dataSource.transaction((manager) =>
+      queryRows<{ multipart_id: string; blob_key: string }>(
+        manager,
         `DELETE FROM file_uploads WHERE id IN (
-           SELECT id FROM file_uploads WHERE expires_at < now() ORDER BY expires_at LIMIT 100 FOR UPDATE SKIP LOCKED)
+           SELECT id FROM file_uploads WHERE expires_at < $1 ORDER BY expires_at LIMIT 100 FOR UPDATE SKIP LOCKED)
          RETURNING multipart_id, blob_key`,
+        [now],
       ),
     );
     for (const upload of claimed) {
@@ -85,7 +89,13 @@ export class LargeUploads {
         .abortMultipartUpload({ uploadId: upload.multipart_id, key: upload.blob_key })
         .catch(() => undefined);
     }
-    return claimed.length;
+    // Uploads no row knows of: a process killed mid-upload (a streamed put goes to S3 as a multipart
+    // upload) or between opening one and writing its row. None lives past the hour a part URL lasts.
+    const orphans = await this.blobs.abortMultipartUploadsStartedBefore(
+      new Date(now.getTime() - URL_SECONDS * 1000),
+      'tenants/',
+    );
+    return claimed.length + orphans;
   }
 
   /** Aborts the tenant's uploads whose hour is over (their parts would otherwise stay in storage). */

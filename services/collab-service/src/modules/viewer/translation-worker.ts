@@ -17,6 +17,9 @@ export interface TranslationWorkerOptions {
   time: JobTimer;
 }
 
+/** Runs of one job (a worker that stopped counts) before a stalled job ends failed. */
+const MAX_ATTEMPTS = 2;
+
 type Outcome =
   | Extract<TranslateMessage, { type: 'done' }>
   | { type: 'failed'; reason: string; transient?: false };
@@ -29,6 +32,8 @@ type Outcome =
  */
 export class TranslationWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** Stops the periodic sweep (shutdown). */
+  stopSweeping: () => void = () => {};
 
   constructor(
     private readonly dataSource: DataSource,
@@ -39,7 +44,67 @@ export class TranslationWorker {
     private readonly options: TranslationWorkerOptions,
   ) {}
 
+  /**
+   * Jobs whose worker stopped (a process killed mid-translation: `inprogress` without a heartbeat
+   * past the time limit) or whose message never came (`pending` as long): requeued through the
+   * outbox, or `failed` with the reason once they had MAX_ATTEMPTS. Rows are claimed with SKIP LOCKED,
+   * so replicas share the sweep. `ids` limits it to those jobs (a request that finds its job stuck).
+   */
+  async sweepStale(ids?: string[]): Promise<{ requeued: number; failed: number }> {
+    const staleSeconds = Math.ceil((this.options.timeoutMs + 60_000) / 1000);
+    const outcome = { requeued: 0, failed: 0 };
+    await this.bus.transaction(async (manager) => {
+      const rows: (TranslationRow & { workspace: string })[] = await manager.query(
+        `SELECT t.*, w.name AS workspace FROM model_translations t JOIN workspaces w ON w.id = t.workspace_id
+          WHERE (t.status = 'inprogress' AND t.claimed_at < now() - make_interval(secs => $1)
+                 OR t.status = 'pending' AND t.updated_at < now() - make_interval(secs => $1))
+            AND ($2::uuid[] IS NULL OR t.id = ANY($2))
+          ORDER BY t.updated_at LIMIT 50
+          FOR UPDATE OF t SKIP LOCKED`,
+        [staleSeconds, ids ?? null],
+      );
+      for (const stale of rows) {
+        const workspace = { id: stale.workspace_id, name: stale.workspace };
+        if (stale.attempts >= MAX_ATTEMPTS) {
+          const [failed] = await queryRows<TranslationRow>(
+            manager,
+            `UPDATE model_translations SET status = 'failed', claimed_by = NULL, finished_at = now(), updated_at = now(),
+                    reason = $2 WHERE id = $1 RETURNING *`,
+            [stale.id, `The translation did not finish in ${stale.attempts} attempts (its worker stopped)`],
+          );
+          await this.translations.emit(manager, workspace, failed, 'system', 'failed');
+          outcome.failed++;
+          continue;
+        }
+        await manager.query(
+          `UPDATE model_translations SET status = 'pending', progress = 0, claimed_by = NULL, claimed_at = NULL,
+                  updated_at = now() WHERE id = $1`,
+          [stale.id],
+        );
+        await this.bus.outbox.add(manager, {
+          type: RoutingKeys.translationRequested,
+          workspace: stale.workspace,
+          actor: 'system',
+          data: { translationId: stale.id },
+        });
+        outcome.requeued++;
+      }
+    });
+    if (outcome.requeued || outcome.failed) this.log.warn(outcome, 'stalled translations swept');
+    return outcome;
+  }
+
   register(): Promise<void> {
+    const timer = setInterval(
+      () => {
+        this.sweepStale().catch((error: unknown) =>
+          this.log.warn({ err: error }, 'translation sweep failed'),
+        );
+      },
+      Math.min(60_000, this.options.timeoutMs),
+    );
+    timer.unref();
+    this.stopSweeping = () => clearInterval(timer);
     return this.bus.subscribe(
       {
         consumer: 'model-translation',

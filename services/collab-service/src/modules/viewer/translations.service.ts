@@ -8,7 +8,15 @@ import {
   type TranslationStatusEntry,
 } from '@hwp/contracts';
 import { type ModelFormat, modelFormatOf } from '@hwp/geometry';
-import { AppError, type BlobStore, type Bus, currentContext, NotFoundError, newId } from '@hwp/platform';
+import {
+  AppError,
+  type BlobStore,
+  type Bus,
+  ConflictError,
+  currentContext,
+  NotFoundError,
+  newId,
+} from '@hwp/platform';
 import type { Request, Response } from 'express';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
@@ -57,6 +65,11 @@ export const glbPath = (id: string) => `/api/viewer/models/${id}/glb`;
 /** Versions that are a file's current one: main's, or the newest of the translation's branch. */
 const IS_CURRENT = `(t.branch = 'main' AND f.current_version_id = t.version_id OR t.branch <> 'main' AND t.version_id = (
     SELECT v.id FROM shared_file_versions v WHERE v.file_id = t.file_id AND v.branch = t.branch ORDER BY v.number DESC LIMIT 1))`;
+
+/** Option sets (simplify, compress) one file version may be translated with. */
+export const MAX_VARIANTS_PER_VERSION = 8;
+/** A user's translations pending or running at once. */
+export const MAX_QUEUED_PER_USER = 4;
 
 /**
  * Model translation, shaped like a model-derivative service: `translate-file` records a job per file
@@ -120,7 +133,15 @@ export class TranslationsService {
     const name = this.nameOf(target);
     const simplify = request.simplify ?? null;
     const compress = request.compress ?? false;
+    const optionsKey = `${simplify ?? '-'}|${compress ? 'c' : '-'}`;
     return this.dataSource.transaction(async (manager) => {
+      // Serialises one user's requests, so the caps below count what is really there.
+      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`translations:${actor.id}`]);
+      const [existingRow]: TranslationRow[] = await manager.query(
+        'SELECT * FROM model_translations WHERE version_id = $1 AND options_key = $2',
+        [version.id, optionsKey],
+      );
+      if (!existingRow) await this.checkCaps(manager, actor, version.id);
       const inserted: TranslationRow[] = await manager.query(
         `INSERT INTO model_translations (id, workspace_id, file_id, version_id, branch, name, format, simplify, compress, options_key, requested_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -135,15 +156,17 @@ export class TranslationsService {
           format,
           simplify,
           compress,
-          `${simplify ?? '-'}|${compress ? 'c' : '-'}`,
+          optionsKey,
           actor.id,
         ],
       );
       if (inserted.length === 0) {
         const [existing]: TranslationRow[] = await manager.query(
           'SELECT * FROM model_translations WHERE version_id = $1 AND options_key = $2',
-          [version.id, `${simplify ?? '-'}|${compress ? 'c' : '-'}`],
+          [version.id, optionsKey],
         );
+        // Asking again for a job whose worker stopped takes it over now (the sweep would, later).
+        if (existing.status === 'inprogress' || existing.status === 'pending') this.stalled(existing.id);
         return { translation: present(access, existing), queued: false };
       }
       const [row] = inserted;
@@ -157,6 +180,42 @@ export class TranslationsService {
       await this.emit(manager, access.ref, row, actor);
       return { translation: present(access, row), queued: true };
     });
+  }
+
+  /** Told of a job asked for again while unfinished: the worker requeues it if it has stalled. */
+  onStalled: (id: string) => void = () => {};
+
+  private stalled(id: string): void {
+    setImmediate(() => this.onStalled(id));
+  }
+
+  /**
+   * The bounds on translation work a user can ask for (finding: 150 distinct `simplify` values of one
+   * file queued at once kept another member's small job waiting 92 s): at most
+   * MAX_VARIANTS_PER_VERSION option sets of one file version (409), and at most
+   * MAX_QUEUED_PER_USER of the user's jobs pending or running (429 with Retry-After).
+   */
+  private async checkCaps(manager: EntityManager, actor: CollabUserEntity, versionId: string): Promise<void> {
+    const [{ variants, queued }]: { variants: string; queued: string }[] = await manager.query(
+      `SELECT (SELECT count(*) FROM model_translations WHERE version_id = $1) AS variants,
+              (SELECT count(*) FROM model_translations
+                WHERE requested_by = $2 AND status IN ('pending', 'inprogress')) AS queued`,
+      [versionId, actor.id],
+    );
+    if (Number(variants) >= MAX_VARIANTS_PER_VERSION) {
+      throw new ConflictError(
+        `This version has ${MAX_VARIANTS_PER_VERSION} translations with other options already; ask for one of those`,
+        { field: 'simplify' },
+      );
+    }
+    if (Number(queued) >= MAX_QUEUED_PER_USER) {
+      throw new AppError(
+        'rate_limited',
+        429,
+        `At most ${MAX_QUEUED_PER_USER} of your translations wait or run at once; retry when one has finished`,
+        { headers: { 'Retry-After': '30' } },
+      );
+    }
   }
 
   /** A `translation` event of a job's state. */

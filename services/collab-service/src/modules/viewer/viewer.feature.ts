@@ -50,6 +50,11 @@ export const viewerFeature = defineFeature<
         time: deps.metrics.time,
       },
     );
+    translations.onStalled = (id) => {
+      worker
+        .sweepStale([id])
+        .catch((error: unknown) => logger.warn({ err: error }, 'translation requeue failed'));
+    };
     return {
       routes: access.routes([
         translateFile(translations),
@@ -57,7 +62,10 @@ export const viewerFeature = defineFeature<
         lookupModel(translations),
         ...serveModel(translations, servingCors(corsOrigins(config))),
       ]),
-      consumers: () => worker.register(),
+      consumers: () => {
+        deps.lifecycle.onShutdown('translation-sweep', async () => worker.stopSweeping());
+        return worker.register();
+      },
       exports: { translations, worker },
     };
   },

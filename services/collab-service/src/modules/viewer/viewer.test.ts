@@ -222,6 +222,68 @@ describe('model translation', () => {
     expect(claims[0].n).toBe(1);
   });
 
+  test('a job whose worker stopped is run again when asked for; past its attempts it ends failed', async () => {
+    await kit.upload(t.engineer, folder, 'killed.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
+    const job = await translate('killed.stl').expect(202);
+    expect(await settled(job.body.modelId)).toMatchObject({ status: 'success' });
+    // As if its process had been killed mid-translation an hour ago, after one attempt.
+    const stall = (attempts: number) =>
+      stack.collab.deps.dataSource.query(
+        `UPDATE model_translations SET status = 'inprogress', progress = 40, attempts = $2, claimed_by = 'gone',
+                claimed_at = now() - interval '1 hour', glb_key = NULL WHERE id = $1`,
+        [job.body.modelId, attempts],
+      );
+    await stall(1);
+    const again = await translate('killed.stl').expect(200);
+    expect(again.body.modelId).toBe(job.body.modelId);
+
+    expect(await settled(job.body.modelId)).toMatchObject({ status: 'success' });
+    await stall(2);
+    await translate('killed.stl').expect(200);
+
+    const given = await settled(job.body.modelId);
+    expect(given).toMatchObject({ status: 'failed' });
+    expect(given.reason).toMatch(/did not finish in 2 attempts/);
+  });
+
+  test('translations are bounded per version (8 option sets, 409) and per user (4 waiting, 429)', async () => {
+    await kit.upload(t.engineer, folder, 'variants.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
+    const first = await translate('variants.stl', { simplify: 0.5 }).expect(202);
+    // Seven more option sets of that version exist (rows as finished jobs would leave them).
+    await stack.collab.deps.dataSource.query(
+      `INSERT INTO model_translations (id, workspace_id, file_id, version_id, branch, name, format, options_key, status, requested_by)
+       SELECT gen_random_uuid(), workspace_id, file_id, version_id, branch, name, format, 'v' || n, 'failed', requested_by
+         FROM model_translations, generate_series(1, 7) AS n WHERE id = $1`,
+      [first.body.modelId],
+    );
+    const ninth = await translate('variants.stl', { simplify: 0.25 });
+    expect([ninth.status, ninth.body.code]).toEqual([409, 'conflict']);
+    // Asking again for an existing option set is never refused.
+    expect((await translate('variants.stl', { simplify: 0.5 })).status).toBe(200);
+
+    // Four jobs of the viewer waiting: the fifth is 429 with Retry-After.
+    await kit.upload(t.engineer, folder, 'queue.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
+    const queued = await translate('queue.stl', { simplify: 0.9 }).expect(202);
+    const viewerId = t.viewer.user.id;
+    await stack.collab.deps.dataSource.query(
+      `INSERT INTO model_translations (id, workspace_id, file_id, version_id, branch, name, format, options_key, status, requested_by, updated_at)
+       SELECT gen_random_uuid(), workspace_id, file_id, version_id, branch, name, format, 'q' || n, 'pending', $2, now()
+         FROM model_translations, generate_series(1, 4) AS n WHERE id = $1`,
+      [queued.body.modelId, viewerId],
+    );
+    const fifth = await translate('queue.stl', { simplify: 0.8 });
+    expect([fifth.status, fifth.body.code, fifth.headers['retry-after']]).toEqual([
+      429,
+      'rate_limited',
+      '30',
+    ]);
+    await stack.collab.deps.dataSource.query(
+      `DELETE FROM model_translations WHERE version_id = (SELECT version_id FROM model_translations WHERE id = $1)
+         AND options_key LIKE 'q%'`,
+      [queued.body.modelId],
+    );
+  });
+
   test('a new version invalidates the translation; branches translate under their branch name', async () => {
     await kit.upload(t.engineer, folder, 'link.stl', binaryStl(boxTriangles(1, 1, 1))).expect(201);
     const v1 = await translate('link.stl').expect(202);
