@@ -60,6 +60,12 @@ export function createBus(options: BusOptions): Bus {
     intervalMs: options.relayIntervalMs,
   });
   let closed = false;
+  // A subscription's own retry settings, else the bus's.
+  const withDefaults = (subscribeOptions: SubscribeOptions): SubscribeOptions => ({
+    ...subscribeOptions,
+    maxAttempts: subscribeOptions.maxAttempts ?? options.maxAttempts,
+    retryDelayMs: subscribeOptions.retryDelayMs ?? options.retryDelayMs,
+  });
 
   return {
     serviceName,
@@ -73,30 +79,10 @@ export function createBus(options: BusOptions): Bus {
       relay.start();
     },
     subscribe(subscribeOptions, handler) {
-      return subscribeWithInbox(
-        transport,
-        dataSource,
-        {
-          ...subscribeOptions,
-          maxAttempts: subscribeOptions.maxAttempts ?? options.maxAttempts,
-          retryDelayMs: subscribeOptions.retryDelayMs ?? options.retryDelayMs,
-        },
-        handler,
-        logger,
-      );
+      return subscribeWithInbox(transport, dataSource, withDefaults(subscribeOptions), handler, logger);
     },
     subscribeStaged(subscribeOptions, handler) {
-      return subscribeStaged(
-        transport,
-        dataSource,
-        {
-          ...subscribeOptions,
-          maxAttempts: subscribeOptions.maxAttempts ?? options.maxAttempts,
-          retryDelayMs: subscribeOptions.retryDelayMs ?? options.retryDelayMs,
-        },
-        handler,
-        logger,
-      );
+      return subscribeStaged(transport, dataSource, withDefaults(subscribeOptions), handler, logger);
     },
     async transaction(work) {
       const result = await dataSource.transaction(work);
