@@ -23,8 +23,11 @@ import { Nullable } from './schema';
 export const TRANSLATION_STATUSES = ['pending', 'inprogress', 'success', 'failed'] as const;
 export type TranslationStatus = (typeof TRANSLATION_STATUSES)[number];
 
-/** A file of the workspace by name: `<username>/<filename>` (the path inside the workspace). */
-const MODEL_NAME = /^[^/\0]{1,255}\/[^/\0]{1,255}$/;
+/**
+ * A file of the workspace by name: `<username>/<filename>` (the path inside the workspace), or a bare
+ * `<filename>` in the caller's own folder (section 4.9 names the field `filename`).
+ */
+const MODEL_NAME = /^(?:[^/\0]{1,255}\/)?[^/\0]{1,255}$/;
 
 export class TranslateFileRequest {
   @IsString()
@@ -32,9 +35,12 @@ export class TranslateFileRequest {
   @MaxLength(64)
   workspace: string;
 
-  /** `<username>/<filename>`: the folder and the file, as in `/v1/serve/<workspace>/<username>/<filename>`. */
+  /**
+   * `<username>/<filename>`: the folder and the file, as in `/v1/serve/<workspace>/<username>/<filename>`;
+   * a bare file name means the caller's own folder.
+   */
   @IsString()
-  @Matches(MODEL_NAME, { message: 'filename is <username>/<filename>' })
+  @Matches(MODEL_NAME, { message: 'filename is <filename> or <username>/<filename>' })
   filename: string;
 
   /** A branch's head (with branch versions; with branch suffix files, name the `@branch` file instead). */
@@ -162,7 +168,7 @@ export class StatusMapQuery {
 
 export class ModelLookupQuery extends StatusMapQuery {
   @IsString()
-  @Matches(MODEL_NAME, { message: 'filename is <username>/<filename>' })
+  @Matches(MODEL_NAME, { message: 'filename is <filename> or <username>/<filename>' })
   filename: string;
 
   @IsOptional()

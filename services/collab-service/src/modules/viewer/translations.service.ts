@@ -89,9 +89,10 @@ export class TranslationsService {
   ) {}
 
   /** The file a request names, as stored: a branch's suffix file in phase 1, else the file and its branch. */
-  private target(access: WorkspaceScope, name: string, branch?: string) {
+  /** The file a request names: `<username>/<filename>`, or a bare name in the caller's own folder. */
+  private target(access: WorkspaceScope, name: string, branch: string | undefined, caller: string) {
     const slash = name.indexOf('/');
-    const username = name.slice(0, slash);
+    const username = slash < 0 ? caller : name.slice(0, slash);
     const filename = name.slice(slash + 1);
     if (branch && branch !== 'main' && this.options.branchSuffixWrites) {
       return {
@@ -113,7 +114,7 @@ export class TranslationsService {
     access: WorkspaceScope,
     request: TranslateFileRequest,
   ): Promise<{ translation: Translation; queued: boolean }> {
-    const target = this.target(access, request.filename, request.branch);
+    const target = this.target(access, request.filename, request.branch, actor.username);
     const format = modelFormatOf(target.path.filename);
     if (!format) {
       throw new AppError(
@@ -264,8 +265,13 @@ export class TranslationsService {
   }
 
   /** The translation of a file's current version (a finished one first), with a signed GLB URL once done. */
-  async lookup(access: WorkspaceScope, query: ModelLookupQuery, req: Request): Promise<ModelLookup> {
-    const target = this.target(access, query.filename, query.branch);
+  async lookup(
+    access: WorkspaceScope,
+    caller: CollabUserEntity,
+    query: ModelLookupQuery,
+    req: Request,
+  ): Promise<ModelLookup> {
+    const target = this.target(access, query.filename, query.branch, caller.username);
     const { version } = await this.files.headOf(access, target.path, target.branch);
     const [row]: TranslationRow[] = await this.dataSource.query(
       `SELECT * FROM model_translations WHERE workspace_id = $1 AND version_id = $2

@@ -222,6 +222,29 @@ describe('model translation', () => {
     expect(claims[0].n).toBe(1);
   });
 
+  test('a bare file name (section 4.9) names the caller’s own folder', async () => {
+    await kit.upload(t.engineer, folder, 'bare.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
+    const asked = await kit
+      .as(t.engineer)
+      .post('/api/viewer/translate-file')
+      .send({ workspace: t.workspace, filename: 'bare.stl' })
+      .expect(202);
+    expect(asked.body.name).toBe(`${folder}/bare.stl`);
+    expect(await settled(asked.body.modelId)).toMatchObject({ status: 'success' });
+    const found = await kit
+      .as(t.engineer)
+      .get('/api/viewer/models/lookup')
+      .query({ workspace: t.workspace, filename: 'bare.stl' })
+      .expect(200);
+    expect(found.body).toMatchObject({ modelId: asked.body.modelId, status: 'success' });
+    // The viewer has no such file in their own folder.
+    await kit
+      .as(t.viewer)
+      .get('/api/viewer/models/lookup')
+      .query({ workspace: t.workspace, filename: 'bare.stl' })
+      .expect(404);
+  });
+
   test('a job whose worker stopped is run again when asked for; past its attempts it ends failed', async () => {
     await kit.upload(t.engineer, folder, 'killed.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
     const job = await translate('killed.stl').expect(202);
@@ -336,8 +359,14 @@ describe('model translation', () => {
     await kit
       .as(t.viewer)
       .post('/api/viewer/translate-file')
-      .send({ workspace: t.workspace, filename: 'no-slash.stl' })
+      .send({ workspace: t.workspace, filename: 'a/b/c.stl' })
       .expect(400);
+    // A bare name is the caller's own folder, where the viewer has no such file.
+    await kit
+      .as(t.viewer)
+      .post('/api/viewer/translate-file')
+      .send({ workspace: t.workspace, filename: 'no-slash.stl' })
+      .expect(404);
     await kit
       .as(t.viewer)
       .post('/api/viewer/translate-file')
