@@ -101,6 +101,13 @@ export interface BlobStore {
   presignUploadPart(upload: MultipartUpload, partNumber: number, options: PresignOptions): Promise<string>;
   completeMultipartUpload(upload: MultipartUpload, parts: CompletedPart[]): Promise<PutResult>;
   abortMultipartUpload(upload: MultipartUpload): Promise<void>;
+  /**
+   * Aborts every multipart upload under `prefix` started before `startedBefore` (S3
+   * ListMultipartUploads + AbortMultipartUpload; the local folder's staging folders), whoever started
+   * it: a process killed mid-upload leaves one nothing else knows of. Answers how many were aborted;
+   * idempotent, so replicas may run it at once.
+   */
+  abortMultipartUploadsStartedBefore(startedBefore: Date, prefix?: string): Promise<number>;
   /** Reachability check for /readyz. */
   ping(): Promise<void>;
   close(): Promise<void>;

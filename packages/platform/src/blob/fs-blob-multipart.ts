@@ -1,7 +1,7 @@
 // Multipart staging of FsBlobStore: one folder per upload with its manifest and the parts received so far.
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import {
@@ -63,6 +63,41 @@ export class FsMultipartStaging {
       throw error;
     }
     await this.remove(upload.uploadId);
+  }
+
+  /**
+   * The staging folders under `prefix` untouched since before `startedBefore`, removed. The folder's
+   * mtime moves with each part written into it (birthtime is not kept by every filesystem).
+   */
+  async abortStartedBefore(startedBefore: Date, prefix: string): Promise<number> {
+    let ids: string[];
+    try {
+      ids = await readdir(this.multipartDir);
+    } catch (error) {
+      if (isMissing(error)) return 0;
+      throw error;
+    }
+    let aborted = 0;
+    for (const uploadId of ids.filter((id) => UPLOAD_ID.test(id))) {
+      const dir = this.uploadDir(uploadId);
+      let key: string | undefined;
+      try {
+        // A folder whose manifest was never written (a crash in create) counts as started when made.
+        key = (JSON.parse(await readFile(path.join(dir, 'upload.json'), 'utf8')) as UploadManifest).key;
+      } catch {
+        key = undefined;
+      }
+      try {
+        if ((await stat(dir)).mtime >= startedBefore) continue;
+      } catch (error) {
+        if (isMissing(error)) continue;
+        throw error;
+      }
+      if (key !== undefined && !key.startsWith(prefix)) continue;
+      await this.remove(uploadId);
+      aborted++;
+    }
+    return aborted;
   }
 
   async remove(uploadId: string): Promise<void> {

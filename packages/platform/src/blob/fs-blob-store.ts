@@ -293,6 +293,10 @@ export class FsBlobStore implements BlobStore {
     await this.multipart.abort(upload);
   }
 
+  async abortMultipartUploadsStartedBefore(startedBefore: Date, prefix = ''): Promise<number> {
+    return this.multipart.abortStartedBefore(startedBefore, prefix);
+  }
+
   async ping(): Promise<void> {
     // access(W_OK) says nothing about full disks or read-only remounts; an actual write does.
     await mkdir(this.root, { recursive: true });

@@ -28,6 +28,7 @@ import {
 import { assertValidBlobKey, assertValidRange } from './blob-validation';
 import {
   abortMultipartUpload,
+  abortMultipartUploadsStartedBefore,
   completeMultipartUpload,
   createMultipartUpload,
   presignUploadPart,
@@ -241,6 +242,10 @@ export class S3BlobStore implements BlobStore {
   /** Idempotent like delete(): aborting an unknown or finished upload is not an error. */
   async abortMultipartUpload(upload: MultipartUpload): Promise<void> {
     return abortMultipartUpload(this.s3, upload);
+  }
+
+  async abortMultipartUploadsStartedBefore(startedBefore: Date, prefix = ''): Promise<number> {
+    return abortMultipartUploadsStartedBefore(this.s3, startedBefore, prefix);
   }
 
   async ping(): Promise<void> {

@@ -7,6 +7,7 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
+  ListMultipartUploadsCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -137,4 +138,33 @@ export async function abortMultipartUpload(s3: S3Target, upload: MultipartUpload
   } catch (error) {
     if (errorName(error) !== 'NoSuchUpload') throw error;
   }
+}
+
+/** ListMultipartUploads under `prefix`, aborting those initiated before `startedBefore`. */
+export async function abortMultipartUploadsStartedBefore(
+  s3: S3Target,
+  startedBefore: Date,
+  prefix = '',
+): Promise<number> {
+  let aborted = 0;
+  let keyMarker: string | undefined;
+  let uploadIdMarker: string | undefined;
+  do {
+    const page = await s3.client.send(
+      new ListMultipartUploadsCommand({
+        Bucket: s3.bucket,
+        Prefix: prefix,
+        KeyMarker: keyMarker,
+        UploadIdMarker: uploadIdMarker,
+      }),
+    );
+    for (const upload of page.Uploads ?? []) {
+      if (!upload.Key || !upload.UploadId || !upload.Initiated || upload.Initiated >= startedBefore) continue;
+      await abortMultipartUpload(s3, { key: upload.Key, uploadId: upload.UploadId });
+      aborted++;
+    }
+    keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
+    uploadIdMarker = page.IsTruncated ? page.NextUploadIdMarker : undefined;
+  } while (keyMarker);
+  return aborted;
 }

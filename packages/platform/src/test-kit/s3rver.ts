@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,16 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 interface S3rverInstance {
   run(): Promise<AddressInfo>;
   close(): Promise<void>;
+  /** Koa's middleware list (s3rver is a Koa app): the shim goes first. */
+  middleware: ((ctx: KoaContext, next: () => Promise<void>) => Promise<void>)[];
+}
+interface KoaContext {
+  method: string;
+  path: string;
+  query: Record<string, string | string[] | undefined>;
+  status: number;
+  type: string;
+  body: unknown;
 }
 type S3rverConstructor = new (options: {
   address: string;
@@ -27,13 +37,16 @@ export interface RunningS3rver {
   region: string;
   /** Every key in the bucket under `prefix` (through the S3 API, as a client would see them). */
   keys(prefix?: string): Promise<string[]>;
+  /** The multipart uploads in progress (started, neither completed nor aborted). */
+  multipartUploads(): Promise<{ key: string; uploadId: string }[]>;
   stop(): Promise<void>;
 }
 
 /**
  * Starts an in-process s3rver on a free port, storing into a fresh temp folder, with one bucket.
  * s3rver accepts SigV4 requests and presigned URLs without checking the signature (it only checks the key
- * id and expiry), does not implement AbortMultipartUpload, and does not enforce the 5 MB minimum part size.
+ * id and expiry) and does not enforce the 5 MB minimum part size. It does not implement
+ * AbortMultipartUpload or ListMultipartUploads: a shim in front of it does, on its upload folders.
  */
 export async function startS3rver(options: { bucket?: string } = {}): Promise<RunningS3rver> {
   // A plain require: without type declarations an import would not compile.
@@ -48,6 +61,57 @@ export async function startS3rver(options: { bucket?: string } = {}): Promise<Ru
     directory,
     resetOnClose: false,
     configureBuckets: [{ name: bucket }],
+  });
+  const uploadsDir = path.join(directory, bucket, '._S3rver_uploads');
+  const inProgress = async (): Promise<{ key: string; uploadId: string; initiated: Date }[]> => {
+    let ids: string[];
+    try {
+      ids = await readdir(uploadsDir);
+    } catch {
+      return [];
+    }
+    const uploads = [];
+    for (const uploadId of ids) {
+      try {
+        const key = await readFile(path.join(uploadsDir, uploadId, 'key'), 'utf8');
+        uploads.push({ key, uploadId, initiated: (await stat(path.join(uploadsDir, uploadId))).mtime });
+      } catch {
+        // Completed or aborted meanwhile.
+      }
+    }
+    return uploads;
+  };
+  server.middleware.unshift(async (ctx, next) => {
+    const uploadId = ctx.query.uploadId;
+    if (ctx.method === 'DELETE' && typeof uploadId === 'string' && ctx.path.startsWith(`/${bucket}/`)) {
+      const known = (await inProgress()).some((u) => u.uploadId === uploadId);
+      if (known) await rm(path.join(uploadsDir, uploadId), { recursive: true, force: true });
+      ctx.status = known ? 204 : 404;
+      if (!known) {
+        ctx.type = 'application/xml';
+        ctx.body = '<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchUpload</Code></Error>';
+      }
+      return;
+    }
+    if (ctx.method === 'GET' && ctx.path.replace(/\/$/, '') === `/${bucket}` && 'uploads' in ctx.query) {
+      const prefix = typeof ctx.query.prefix === 'string' ? ctx.query.prefix : '';
+      const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+      const uploads = (await inProgress()).filter((u) => u.key.startsWith(prefix));
+      ctx.type = 'application/xml';
+      ctx.body =
+        '<?xml version="1.0" encoding="UTF-8"?><ListMultipartUploadsResult>' +
+        `<Bucket>${bucket}</Bucket><IsTruncated>false</IsTruncated>` +
+        uploads
+          .map(
+            (u) =>
+              `<Upload><Key>${xml(u.key)}</Key><UploadId>${u.uploadId}</UploadId>` +
+              `<Initiated>${u.initiated.toISOString()}</Initiated></Upload>`,
+          )
+          .join('') +
+        '</ListMultipartUploadsResult>';
+      return;
+    }
+    await next();
   });
   let address: AddressInfo;
   try {
@@ -84,6 +148,9 @@ export async function startS3rver(options: { bucket?: string } = {}): Promise<Ru
       } finally {
         client.destroy();
       }
+    },
+    async multipartUploads() {
+      return (await inProgress()).map(({ key, uploadId }) => ({ key, uploadId }));
     },
     async stop() {
       await server.close();

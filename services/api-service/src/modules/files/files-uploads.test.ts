@@ -145,27 +145,38 @@ describe('large uploads (pre-signed multipart)', () => {
     expect(exact.status).toBe(200);
   });
 
-  test('an upload its client abandoned is aborted by the scheduled sweep', async () => {
+  test('uploads their clients abandoned (or a killed process left) are aborted by the sweep', async () => {
     const user = await signUp(stack.api.app);
+    const objectsBefore = await stack.s3.keys();
+    const uploadsBefore = await stack.s3.multipartUploads();
     const started = await as(stack.api.app, user)
       .post('/files/upload-url')
       .send({ name: 'abandoned.bin', size: 100, folder_path: '/' })
       .expect(201);
     const put = await fetch(started.body.parts[0].url, { method: 'PUT', body: bytes(100) });
     expect(put.status).toBe(200);
-    // The client died; its hour is over.
-    const [row] = await stack.api.deps.dataSource.query(
-      `UPDATE file_uploads SET expires_at = now() - interval '1 second' WHERE id = $1 RETURNING multipart_id, blob_key`,
-      [started.body.upload_id],
-    );
+    // A process killed mid-upload: a multipart upload with a part and no row anywhere.
+    const { blobs } = stack.api.deps;
+    const orphan = await blobs.createMultipartUpload(`tenants/${started.body.upload_id}/files/orphan`);
+    expect(
+      (
+        await fetch(await blobs.presignUploadPart(orphan, 1, { expiresIn: 60 }), {
+          method: 'PUT',
+          body: bytes(50),
+        })
+      ).status,
+    ).toBe(200);
+    expect(await stack.s3.multipartUploads()).toHaveLength(uploadsBefore.length + 2);
+
     const { largeUploads } = apiService.exportsOf<FilesExports>(stack.api.deps, 'files');
-    expect(await largeUploads.sweepExpired(stack.api.deps.dataSource)).toBeGreaterThanOrEqual(1);
-    // Its parts are gone from storage: the upload cannot be completed any more.
-    await expect(
-      stack.api.deps.blobs.completeMultipartUpload({ uploadId: row.multipart_id, key: row.blob_key }, [
-        { partNumber: 1, etag: put.headers.get('etag') ?? '' },
-      ]),
-    ).rejects.toThrow();
+    // Within their hour nothing is touched.
+    expect(await largeUploads.sweepExpired(stack.api.deps.dataSource)).toBe(0);
+    expect(await stack.s3.multipartUploads()).toHaveLength(uploadsBefore.length + 2);
+    // Two hours on, both are gone (and any earlier test's unfinished one): the objects are as they were.
+    const later = new Date(Date.now() + 2 * 60 * 60 * 1000);
+    expect(await largeUploads.sweepExpired(stack.api.deps.dataSource, later)).toBeGreaterThanOrEqual(2);
+    expect(await stack.s3.multipartUploads()).toEqual([]);
+    expect(await stack.s3.keys()).toEqual(objectsBefore);
     const complete = await as(stack.api.app, user)
       .post('/files/upload-complete')
       .send({
