@@ -126,6 +126,40 @@ describe('createBus, outbox relay and inbox on the memory transport', () => {
     expect(api.transport.isConnected()).toBe(false);
   });
 
+  it('keeps the transactions its consumers hold at once under maxHandlerTransactions, all consumers together', async () => {
+    const bus = createBus({
+      serviceName: 'svc',
+      dataSource,
+      transport: broker.transport('svc'),
+      logger: silentLogger,
+      maxHandlerTransactions: 2,
+    });
+    await bus.start();
+    let active = 0;
+    let most = 0;
+    const handled: string[] = [];
+    const slow = async (event: EventEnvelope) => {
+      active++;
+      most = Math.max(most, active);
+      await sleep(50);
+      active--;
+      handled.push(event.id);
+    };
+    // Two consumers, each taking ten at once: still two transactions at a time in all.
+    await bus.subscribe({ consumer: 'a', patterns: ['load.*.v1'], prefetch: 10 }, slow);
+    await bus.subscribeStaged(
+      { consumer: 'b', patterns: ['load.*.v1'], prefetch: 10 },
+      { prepare: async () => true, commit: slow },
+    );
+    await bus.transaction(async (manager) => {
+      for (let i = 0; i < 10; i++)
+        await bus.outbox.add(manager, { type: 'load.tick.v1', actor: 't', data: { i } });
+    });
+    await expectEventually(() => expect(handled).toHaveLength(20), { timeoutMs: 20_000 });
+    expect(most).toBe(2);
+    await bus.close();
+  });
+
   it('skips a redelivered event and rolls back a failed handler with its inbox row', async () => {
     const transport = broker.transport('svc', { retryDelayMs: 10 });
     const bus = createBus({ serviceName: 'svc', dataSource, transport, logger: silentLogger });

@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { EventHandler, MessageTransport, SubscribeOptions } from './bus';
-import { type StagedHandler, subscribeStaged, subscribeWithInbox } from './inbox';
+import { type Gate, type StagedHandler, subscribeStaged, subscribeWithInbox } from './inbox';
 import { type BusLogger, describeError, guardLogger } from './logger';
 import { Outbox } from './outbox';
 import { OutboxRelay, type OutboxRelayOptions } from './outbox-relay';
@@ -21,6 +21,11 @@ export interface BusOptions {
   maxAttempts?: number;
   /** Default for subscriptions that do not set their own. */
   retryDelayMs?: number;
+  /**
+   * Inbox transactions the service's consumers hold at once, all consumers together (default: half
+   * the database pool), so deliveries can never take every pooled connection from the HTTP requests.
+   */
+  maxHandlerTransactions?: number;
 }
 
 export interface Bus {
@@ -60,6 +65,8 @@ export function createBus(options: BusOptions): Bus {
     intervalMs: options.relayIntervalMs,
   });
   let closed = false;
+  const poolSize = Number((dataSource.options as { poolSize?: number }).poolSize ?? 10);
+  const gate = slots(options.maxHandlerTransactions ?? Math.max(1, Math.floor(poolSize / 2)));
   // A subscription's own retry settings, else the bus's.
   const withDefaults = (subscribeOptions: SubscribeOptions): SubscribeOptions => ({
     ...subscribeOptions,
@@ -79,10 +86,10 @@ export function createBus(options: BusOptions): Bus {
       relay.start();
     },
     subscribe(subscribeOptions, handler) {
-      return subscribeWithInbox(transport, dataSource, withDefaults(subscribeOptions), handler, logger);
+      return subscribeWithInbox(transport, dataSource, withDefaults(subscribeOptions), handler, logger, gate);
     },
     subscribeStaged(subscribeOptions, handler) {
-      return subscribeStaged(transport, dataSource, withDefaults(subscribeOptions), handler, logger);
+      return subscribeStaged(transport, dataSource, withDefaults(subscribeOptions), handler, logger, gate);
     },
     async transaction(work) {
       const result = await dataSource.transaction(work);
@@ -97,5 +104,22 @@ export function createBus(options: BusOptions): Bus {
         logger.warn({ err: describeError(error) }, 'closing the transport failed');
       });
     },
+  };
+}
+
+/** At most `size` works at once, the others waiting in arrival order. */
+function slots(size: number): Gate {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (work) => {
+    if (running >= size) await new Promise<void>((resolve) => waiting.push(resolve));
+    else running++;
+    try {
+      return await work();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
+    }
   };
 }

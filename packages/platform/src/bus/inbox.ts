@@ -26,23 +26,30 @@ export async function claimInboxEntry(
  * is skipped, and a failing handler rolls the inbox row back so the redelivery runs it again. The
  * inbox key is the queue name `<serviceName>.<consumer>`, unique even when services share a database.
  */
+/** Runs work when a slot is free (the bus's bound on transactions its handlers hold at once). */
+export type Gate = <T>(work: () => Promise<T>) => Promise<T>;
+const open: Gate = (work) => work();
+
 export function inboxHandler(
   dataSource: DataSource,
   inboxKey: string,
   handler: EventHandler,
   logger: BusLogger = silentLogger,
+  gate: Gate = open,
 ): (envelope: EventEnvelope) => Promise<void> {
   return async (envelope) => {
-    await dataSource.transaction(async (manager) => {
-      if (!(await claimInboxEntry(manager, inboxKey, envelope.id))) {
-        logger.debug(
-          { consumer: inboxKey, eventId: envelope.id, type: envelope.type },
-          'duplicate event skipped',
-        );
-        return;
-      }
-      await handler(envelope, manager);
-    });
+    await gate(() =>
+      dataSource.transaction(async (manager) => {
+        if (!(await claimInboxEntry(manager, inboxKey, envelope.id))) {
+          logger.debug(
+            { consumer: inboxKey, eventId: envelope.id, type: envelope.type },
+            'duplicate event skipped',
+          );
+          return;
+        }
+        await handler(envelope, manager);
+      }),
+    );
   };
 }
 
@@ -57,10 +64,11 @@ export function subscribeWithInbox(
   options: SubscribeOptions,
   handler: EventHandler,
   logger: BusLogger = silentLogger,
+  gate: Gate = open,
 ): Promise<void> {
   const consume = options.broadcast
     ? (envelope: EventEnvelope) => handler(envelope, dataSource.manager)
-    : inboxHandler(dataSource, queueNameOf(transport.serviceName, options.consumer), handler, logger);
+    : inboxHandler(dataSource, queueNameOf(transport.serviceName, options.consumer), handler, logger, gate);
   return transport.subscribe(options, (envelope) =>
     inTrace(options.consumer, envelope, () => consume(envelope)),
   );
@@ -90,6 +98,7 @@ export function subscribeStaged<P>(
   options: SubscribeOptions,
   handler: StagedHandler<P>,
   logger: BusLogger = silentLogger,
+  gate: Gate = open,
 ): Promise<void> {
   if (options.broadcast) throw new Error('a staged consumer works a durable queue, not a broadcast one');
   const key = queueNameOf(transport.serviceName, options.consumer);
@@ -103,6 +112,7 @@ export function subscribeStaged<P>(
           if (prepared !== null) await handler.commit(event, manager, prepared);
         },
         logger,
+        gate,
       )(envelope);
     }),
   );
