@@ -23,7 +23,7 @@ import {
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
 import { fromPath } from '../../shared-files/routes/file-routing';
-import { fromBody, fromQuery, fromResource, namedOrSole } from '../../workspaces/workspace-access';
+import { fromQuery, fromResource, namedOrSole } from '../../workspaces/workspace-access';
 import { memberRoute } from '../../workspaces/workspace-route';
 import type { ReviewsService } from '../reviews.service';
 import type { TasksService } from '../tasks.service';
