@@ -56,6 +56,8 @@ export interface TranslationsOptions {
   maxBytes: number;
   /** Branch files carry a `@branch` suffix (phase 1) instead of branch versions. */
   branchSuffixWrites: boolean;
+  /** A user's translations pending or running at once (TRANSLATION_QUEUE_PER_USER). */
+  queuePerUser: number;
   publicBase?: string;
 }
 
@@ -68,9 +70,6 @@ const IS_CURRENT = `(t.branch = 'main' AND f.current_version_id = t.version_id O
 
 /** Option sets (simplify, compress) one file version may be translated with. */
 export const MAX_VARIANTS_PER_VERSION = 8;
-/** A user's translations pending or running at once. */
-export const MAX_QUEUED_PER_USER = 4;
-
 /**
  * Model translation, shaped like a model-derivative service: `translate-file` records a job per file
  * version and option set (asking again answers the same job) and queues it on the bus; the worker
@@ -194,7 +193,7 @@ export class TranslationsService {
    * The bounds on translation work a user can ask for (finding: 150 distinct `simplify` values of one
    * file queued at once kept another member's small job waiting 92 s): at most
    * MAX_VARIANTS_PER_VERSION option sets of one file version (409), and at most
-   * MAX_QUEUED_PER_USER of the user's jobs pending or running (429 with Retry-After).
+   * TRANSLATION_QUEUE_PER_USER of the user's jobs pending or running (429 with Retry-After).
    */
   private async checkCaps(manager: EntityManager, actor: CollabUserEntity, versionId: string): Promise<void> {
     const [{ variants, queued }]: { variants: string; queued: string }[] = await manager.query(
@@ -209,11 +208,11 @@ export class TranslationsService {
         { field: 'simplify' },
       );
     }
-    if (Number(queued) >= MAX_QUEUED_PER_USER) {
+    if (Number(queued) >= this.options.queuePerUser) {
       throw new AppError(
         'rate_limited',
         429,
-        `At most ${MAX_QUEUED_PER_USER} of your translations wait or run at once; retry when one has finished`,
+        `At most ${this.options.queuePerUser} of your translations wait or run at once; retry when one has finished`,
         { headers: { 'Retry-After': '30' } },
       );
     }

@@ -34,6 +34,7 @@ export const viewerFeature = defineFeature<
       {
         maxBytes: config.TRANSLATION_MAX_MB * 1024 * 1024,
         branchSuffixWrites: config.BRANCH_SUFFIX_WRITES,
+        queuePerUser: config.TRANSLATION_QUEUE_PER_USER,
         publicBase: config.PUBLIC_BASE_URL,
       },
     );
