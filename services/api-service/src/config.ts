@@ -62,6 +62,7 @@ export interface ApiConfig extends BaseConfig {
   /** Files larger than this get no content analysis (metadata, previews, text index). */
   readonly PROCESSING_MAX_MB: number;
   readonly PROCESSING_CONCURRENCY: number;
+  readonly PROCESSING_WINDOW: number;
   readonly PROCESSING_STUCK_AFTER_MS: number;
   readonly PROCESSING_SWEEP_MS: number;
   readonly PROCESSING_MAX_REQUEUES: number;
@@ -172,6 +173,13 @@ export function apiConfigSpecs() {
     CLAMD_PORT: portNumber({ default: 3310, desc: 'clamd TCP port' }),
     PROCESSING_MAX_MB: positive('Largest file whose content processing analyses (MB)', 200),
     PROCESSING_CONCURRENCY: positive('Files one process analyses at once (CPU and memory bound)', 2),
+    PROCESSING_WINDOW: integer(
+      { min: 1, max: 1000 },
+      {
+        default: 32,
+        desc: 'Processing events one process takes from the queue at once (no connection held while they wait), among which files are analysed round-robin by tenant',
+      },
+    ),
     PROCESSING_STUCK_AFTER_MS: durationMs({
       default: 15 * 60_000,
       desc: 'A file still pending or processing this long after its attempt began is requeued (readyz: degraded)',

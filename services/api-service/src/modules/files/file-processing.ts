@@ -35,6 +35,12 @@ export interface ProcessingOptions {
   maxAnalysisBytes: number;
   /** Files processed at once by this process (the work is CPU and memory bound). */
   concurrency: number;
+  /**
+   * Processing events taken from the queue at once (prefetch), at least `concurrency`: the fair turns
+   * choose among these, so a tenant's batch larger than this still queues ahead of later tenants in
+   * the broker.
+   */
+  window: number;
   /** Times each processing run (metrics). */
   time: JobTimer;
 }
@@ -82,8 +88,9 @@ export class FileProcessor {
       {
         consumer: 'file-processing',
         patterns: [RoutingKeys.fileUploaded],
-        // A few more than run at once, so the fair turns have several tenants to choose from.
-        prefetch: this.options.concurrency * 4,
+        // Many more than run at once, so the fair turns have every tenant's waiting files to choose
+        // from, not only those of the tenant that queued a batch first. Waiting ones hold nothing.
+        prefetch: this.options.window,
       },
       {
         prepare: (event) => {

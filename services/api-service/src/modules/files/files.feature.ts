@@ -62,6 +62,7 @@ export const filesFeature = defineFeature<
       clamd: config.CLAMD_HOST ? new ClamdClient(config.CLAMD_HOST, config.CLAMD_PORT) : undefined,
       maxAnalysisBytes: config.PROCESSING_MAX_MB * 1024 * 1024,
       concurrency: config.PROCESSING_CONCURRENCY,
+      window: Math.max(config.PROCESSING_WINDOW, config.PROCESSING_CONCURRENCY),
       time: deps.metrics.time,
     });
     const sweep = new ProcessingSweep(dataSource, bus, deps.logger, {
