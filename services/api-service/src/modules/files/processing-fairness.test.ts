@@ -1,4 +1,4 @@
-import { RoutingKeys } from '@hwp/contracts';
+import { type FileRecord, RoutingKeys } from '@hwp/contracts';
 import { expectEventually } from '@hwp/platform/test-kit';
 import { as, signUp } from '../../../test/support/api-test-kit';
 import { startFilesApi, upload } from '../../../test/support/files-test-setup';
@@ -17,7 +17,7 @@ test("another tenant's single upload is processed among the first, not behind a 
   const [crowd, single] = await Promise.all([signUp(app), signUp(app)]);
   // The relay is held so all 31 events reach the queue together, the batch first.
   await deps.bus.relay.stop();
-  const batch = [];
+  const batch: FileRecord[] = [];
   for (let i = 0; i < 30; i++) batch.push(await upload(as(app, crowd), `batch-${i}.txt`, `file ${i}`));
   const mine = await upload(as(app, single), 'single.txt', 'just one');
   deps.bus.relay.start();
