@@ -74,6 +74,13 @@ describe('config validators', () => {
     expect(problems({ DB_POOL_SIZE: '1', OUTBOX_POLL_MS: '2147483647', PORT: '65535' })).toEqual({});
   });
 
+  it('keeps consumer transactions below the pool (requests need connections too)', () => {
+    expect(problems({ DB_POOL_SIZE: '10', BUS_MAX_HANDLER_TRANSACTIONS: '10' })).toEqual({
+      BUS_MAX_HANDLER_TRANSACTIONS: 'must be below DB_POOL_SIZE (10): requests need connections too',
+    });
+    expect(problems({ DB_POOL_SIZE: '10', BUS_MAX_HANDLER_TRANSACTIONS: '9' })).toEqual({});
+  });
+
   it('checks TRUST_PROXY entries and URL schemes without echoing URLs', () => {
     expect(problems({ TRUST_PROXY: 'loopback, 10.0.0.0/8, 192.168.0.0/255.255.0.0, ::1/128' })).toEqual({});
     expect(problems({ TRUST_PROXY: 'loopback,gateway', AMQP_URL: 'http://user:secret@mq' })).toEqual({

@@ -74,6 +74,10 @@ export function baseConfigSpecs(defaultPort: number) {
       desc: '/readyz reports the bus degraded when an unpublished outbox event or a consumer message waits longer',
     }),
     DB_POOL_SIZE: positiveInt({ default: 10 }),
+    BUS_MAX_HANDLER_TRANSACTIONS: positiveInt({
+      default: undefined,
+      desc: 'Inbox transactions all consumers hold at once (unset: half of DB_POOL_SIZE; below it), the rest of the pool kept for requests',
+    }),
     OPS_TOKEN: str({ default: undefined, desc: 'Bearer token of the /system ops routes' }),
     OTEL_EXPORTER_OTLP_ENDPOINT: str({
       default: undefined,
@@ -100,6 +104,16 @@ const s3Credentials: ConfigCheck = (c) =>
     ? { S3_ACCESS_KEY_ID: 'must be set together with S3_SECRET_ACCESS_KEY' }
     : {};
 
+/** Consumers' transactions never take the whole pool: requests keep at least one connection. */
+const handlersBelowPool: ConfigCheck = (c) =>
+  typeof c.BUS_MAX_HANDLER_TRANSACTIONS === 'number' &&
+  typeof c.DB_POOL_SIZE === 'number' &&
+  c.BUS_MAX_HANDLER_TRANSACTIONS >= c.DB_POOL_SIZE
+    ? {
+        BUS_MAX_HANDLER_TRANSACTIONS: `must be below DB_POOL_SIZE (${c.DB_POOL_SIZE}): requests need connections too`,
+      }
+    : {};
+
 /**
  * Validates `env` against `specs` and `checks` and returns the typed, frozen result, or throws one
  * ConfigError naming every missing or malformed variable.
@@ -114,7 +128,7 @@ export function loadConfig<S extends object>(env: NodeJS.ProcessEnv, specs: S, c
         if (!error) continue;
         problems[name] = error instanceof EnvMissingError ? 'is required' : (error as Error).message;
       }
-      for (const check of [s3Credentials, ...checks]) {
+      for (const check of [s3Credentials, handlersBelowPool, ...checks]) {
         for (const [name, why] of Object.entries(check(values as Record<string, unknown>))) {
           if (why) problems[name] ??= why;
         }

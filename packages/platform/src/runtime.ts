@@ -41,6 +41,7 @@ export interface BaseConfig {
   readonly OUTBOX_POLL_MS: number;
   readonly BUS_DEGRADED_AFTER_MS: number;
   readonly DB_POOL_SIZE: number;
+  readonly BUS_MAX_HANDLER_TRANSACTIONS?: number;
   readonly OPS_TOKEN?: string;
   readonly OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   readonly OTEL_EXPORTER_OTLP_HEADERS?: string;
@@ -178,6 +179,7 @@ export async function createServiceRuntime<C extends BaseConfig>(
       relayIntervalMs: config.OUTBOX_POLL_MS,
       maxAttempts: config.BUS_MAX_ATTEMPTS,
       retryDelayMs: config.BUS_RETRY_DELAY_MS,
+      maxHandlerTransactions: config.BUS_MAX_HANDLER_TRANSACTIONS,
     });
     await bus.start();
     closers.push({ name: 'bus', close: () => bus.close() });
