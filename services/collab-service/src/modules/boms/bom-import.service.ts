@@ -10,7 +10,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { checkMove } from '../parts/approval-flow';
-import { normaliseHeaders, parseDecimal, parseJsonObject, parseSpreadsheet } from '../parts/import';
+import { normaliseHeaders, parseDecimal, parseJsonObject } from '../parts/import';
+import { openSpreadsheet, type SpreadsheetStream } from '../parts/import/parse-spreadsheet';
 import { NEW_PART } from '../parts/import/part-import-plan';
 import type { PartEntity } from '../parts/part.entity';
 import { PartsRepository } from '../parts/parts.repository';
@@ -101,9 +102,28 @@ export class BomImportService {
     bomId: string,
     upload: BomImportUpload,
     options: { dryRun: boolean; decimal?: 'dot' | 'comma' },
+    signal?: AbortSignal,
   ): Promise<BomImportReport> {
     const probe = await this.boms.bomsIn(access).find(bomId);
-    const sheet = await parseSpreadsheet(upload, this.limits);
+    // Parsed in the worker (its heap and time limits, as for parts) and read batch by batch: the
+    // rows are never all held here, and the event loop serves others between batches.
+    const sheet = await openSpreadsheet(upload, { ...this.limits, handOver: true, signal });
+    upload.buffer = new Uint8Array(0); // the worker has it now
+    try {
+      return await this.read(actor, access, bomId, probe, sheet, options);
+    } finally {
+      sheet.close();
+    }
+  }
+
+  private async read(
+    actor: CollabUserEntity,
+    access: WorkspaceScope,
+    bomId: string,
+    probe: BomEntity,
+    sheet: SpreadsheetStream,
+    options: { dryRun: boolean; decimal?: 'dot' | 'comma' },
+  ): Promise<BomImportReport> {
     const mapping = normaliseHeaders(sheet.headers, BOM_IMPORT_ALIASES);
     if (mapping.columns.childPartNumber === undefined || mapping.columns.qty === undefined) {
       throw new ValidationError(
@@ -129,7 +149,6 @@ export class BomImportService {
         message,
       });
     };
-    for (const problem of sheet.cellErrors) fail(problem.row, 'file', problem.message);
 
     const assembly = (await this.boms.bomsIn(access).partsById([probe.assemblyPartId])).get(
       probe.assemblyPartId,
@@ -140,29 +159,33 @@ export class BomImportService {
     let skippedRows = 0;
     const decimal = options.decimal ?? 'dot';
     // Designators of the whole file, charged before each row's are expanded (20,000 rows of
-    // R1-R10000 would otherwise be 2 x 10^8 strings).
-    const designators = { left: MAX_REFDES_PER_BOM };
-    sheet.rows.forEach((values, i) => {
-      const row = sheet.rowNumbers[i];
-      const owner = cell(values, 'assembly');
-      if (owner && owner.toLowerCase() !== assemblyNumber) {
-        skippedRows++;
-        return;
-      }
-      const line = this.readRow(values, row, cell, fail, warnings, decimal, access, designators);
-      if (!line) return;
-      if (line.level > 1) {
-        const parent = openByLevel[line.level - 1];
-        if (!parent) {
-          fail(row, 'level', `level ${line.level} has no row of level ${line.level - 1} above it`);
+    // R1-R10000 would otherwise be 2 x 10^8 strings). Past the budget the file is refused at once.
+    const designators = { left: MAX_REFDES_PER_BOM, column: mapping.columns.refdes ?? 'refdes' };
+    for await (const batch of sheet) {
+      for (const problem of batch.cellErrors) fail(problem.row, 'file', problem.message);
+      batch.rows.forEach((values, i) => {
+        const row = batch.rowNumbers[i];
+        const owner = cell(values, 'assembly');
+        if (owner && owner.toLowerCase() !== assemblyNumber) {
+          skippedRows++;
           return;
         }
-        line.parentId = parent.id;
-      }
-      openByLevel[line.level] = line;
-      openByLevel.length = line.level + 1;
-      if (!invalid.has(row)) planned.push(line);
-    });
+        const line = this.readRow(values, row, cell, fail, warnings, decimal, access, designators);
+        if (!line) return;
+        if (line.level > 1) {
+          const parent = openByLevel[line.level - 1];
+          if (!parent) {
+            fail(row, 'level', `level ${line.level} has no row of level ${line.level - 1} above it`);
+            return;
+          }
+          line.parentId = parent.id;
+        }
+        openByLevel[line.level] = line;
+        openByLevel.length = line.level + 1;
+        if (!invalid.has(row)) planned.push(line);
+      });
+    }
+    const rowCount = sheet.rowCount;
 
     const work = async (manager: EntityManager): Promise<BomImportReport> => {
       const repo = this.boms.bomsIn(access, manager);
@@ -185,13 +208,13 @@ export class BomImportService {
       const missing = [...new Set(planned.map((l) => l.partNumber))].filter(
         (pn) => !parts.has(pn.toLowerCase()),
       );
-      const valid = sheet.rows.length - skippedRows - invalid.size;
+      const valid = rowCount - skippedRows - invalid.size;
       const report: BomImportReport = {
         importId: newId(),
         bomId,
         dryRun: options.dryRun,
         format: sheet.format,
-        rows: sheet.rows.length,
+        rows: rowCount,
         valid,
         errors: errors.sort((a, b) => a.row - b.row).slice(0, LISTED),
         errorCount: errors.length,
@@ -233,7 +256,7 @@ export class BomImportService {
     warnings: ImportRowProblem[],
     decimal: 'dot' | 'comma',
     access: WorkspaceScope,
-    designators: { left: number },
+    designators: { left: number; column: string },
   ): PlannedLine | null {
     const partNumber = cell(values, 'childPartNumber');
     if (!partNumber) fail(row, 'childPartNumber', 'required');
@@ -252,13 +275,18 @@ export class BomImportService {
     const uom = (cell(values, 'uom') || 'each').toLowerCase();
     if (uom.length > 16) fail(row, 'uom', 'at most 16 characters');
     let refdes: string[] = [];
+    const text = cell(values, 'refdes');
     try {
-      const text = cell(values, 'refdes');
       const count = countRefdes(text);
       if (count > designators.left) {
-        designators.left = 0;
-        throw new RefdesError(
-          `the file holds more than ${MAX_REFDES_PER_BOM} reference designators (split it into several imports)`,
+        throw new ValidationError(
+          `Row ${row}, column ${designators.column}: the file holds more than ${MAX_REFDES_PER_BOM} reference designators (ranges count their size); split the file into several imports`,
+          [
+            {
+              field: 'file',
+              message: `row ${row} (${designators.column}): the file holds more than ${MAX_REFDES_PER_BOM} reference designators`,
+            },
+          ],
         );
       }
       designators.left -= count;

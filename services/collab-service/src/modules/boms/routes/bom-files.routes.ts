@@ -192,11 +192,28 @@ export function importBom(
         const upload = { buffer: file.buffer, filename: file.originalname, contentType: file.mimetype };
         req.file = undefined;
         const dryRun = form.dryRun === 'true';
-        res.json(
-          await time(dryRun ? 'bom_import_dry_run' : 'bom_import', () =>
-            bomImports.run(user, workspace, form.bomId, upload, { dryRun, decimal: form.decimal }),
-          ),
-        );
+        // A client that goes away stops the parse worker (and rolls an apply back).
+        const aborted = new AbortController();
+        res.on('close', () => {
+          if (!res.writableFinished) aborted.abort(new Error('The client went away'));
+        });
+        try {
+          res.json(
+            await time(dryRun ? 'bom_import_dry_run' : 'bom_import', () =>
+              bomImports.run(
+                user,
+                workspace,
+                form.bomId,
+                upload,
+                { dryRun, decimal: form.decimal },
+                aborted.signal,
+              ),
+            ),
+          );
+        } catch (error) {
+          if (aborted.signal.aborted) return; // nobody to answer
+          throw error;
+        }
       } finally {
         (res.locals.freeImportSlot as () => void)();
       }
