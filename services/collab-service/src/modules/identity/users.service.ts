@@ -46,11 +46,16 @@ export class UsersService {
     return this.recent.set(user.id, user, Date.now() + USER_TTL_MS);
   }
 
+  /**
+   * `base`, or `base-2`, `base-3`, ...: the first name no user holds and no file is under (a folder
+   * is named by its username, so a name that files are under would open them to the newcomer).
+   */
   private async freeUsername(manager: EntityManager, base: string): Promise<string> {
     const taken = new Set(
       (
         (await manager.query(
-          `SELECT username FROM collab_users WHERE username = $1 OR username LIKE $2 ESCAPE '\\'`,
+          `SELECT username FROM collab_users WHERE username = $1 OR username LIKE $2 ESCAPE '\\'
+           UNION SELECT username FROM shared_files WHERE username = $1 OR username LIKE $2 ESCAPE '\\'`,
           [base, `${base.replace(/[\\%_]/g, (c) => `\\${c}`)}-%`],
         )) as { username: string }[]
       ).map((r) => r.username),

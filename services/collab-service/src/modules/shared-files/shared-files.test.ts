@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SharedFile, UploadResult } from '@hwp/contracts';
+import { newClientIp, uniqueEmail } from '@hwp/platform/test-kit';
+import request from 'supertest';
 import {
   addMembers,
   collabMember,
@@ -149,6 +151,36 @@ describe('uploads with optimistic concurrency', () => {
       .expect(403);
     // A user without files may pick a free name.
     expect((await init(fresh, `${name}-fresh`)).body.user.username).toBe(`${name}-fresh`);
+  });
+
+  test('a new account is never named after a folder that holds files', async () => {
+    // A manager files a document under a name nobody holds yet...
+    const email = uniqueEmail('handover');
+    const name = email.split('@')[0];
+    await kit.upload(t.manager, name, 'handover.pdf', 'the manager filed it').expect(201);
+    // ...then somebody signs up with the address that name comes from: they get another name.
+    const ip = newClientIp();
+    const signup = await request(stack.api.app)
+      .post('/auth/signup')
+      .set('X-Forwarded-For', ip)
+      .send({ email, password: 'correct horse battery' })
+      .expect(200);
+    const newcomer = {
+      ...signup.body,
+      email,
+      password: 'correct horse battery',
+      ip,
+      token: signup.body.session.access_token,
+    };
+    const init = await kit.as(newcomer).post('/v1/users/init').send({}).expect(200);
+    expect(init.body.user.username).toBe(`${name}-2`);
+    await addMembers(stack, t.id, [[newcomer, 'engineer']]);
+    await kit.upload(newcomer, name, 'handover.pdf', 'mine now').expect(403);
+    await kit
+      .as(newcomer)
+      .delete('/v1/file')
+      .query({ workspace: t.workspace, username: name, filename: 'handover.pdf' })
+      .expect(403);
   });
 
   test('a multipart body without a boundary is 400 on every upload and import route', async () => {
