@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
 import {
@@ -189,5 +190,50 @@ describe('hostile input on every documented route', () => {
     // An id in the path must be a UUID: a NUL names no part (404), it never reaches the database.
     const param = await owner.get(`/v1/parts/%00?workspace=${team.workspace}`);
     expect([param.status, param.body.code]).toEqual([404, 'not_found']);
+  });
+});
+
+/**
+ * Issue 34, finding 10: a form without a boundary (busboy refuses to start) was a 500 on the
+ * collaboration host in production mode. Every multipart route of its document, production mode.
+ */
+describe('multipart without a boundary in production mode', () => {
+  let stack: Stack;
+  let team: Team;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      collab: { NODE_ENV: 'production', SESSION_SECRET: randomBytes(32).toString('hex') },
+    });
+    team = await teamWorkspace(stack, 'hostileprod');
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('is 400 validation_failed on every multipart route of the collaboration host', async () => {
+    const app = stack.collab.app;
+    expect(stack.collab.deps.config.NODE_ENV).toBe('production');
+    const doc = (await request(app).get('/openapi.json').expect(200)).body as Document;
+    const [row] = await stack.collab.deps.dataSource.query(
+      'SELECT username FROM collab_users WHERE id = $1',
+      [team.owner.user.id],
+    );
+    const answers: string[] = [];
+    for (const { method, path, template, op } of operations(doc)) {
+      if (!op.requestBody?.content?.['multipart/form-data']) continue;
+      // A route with an id in its path: once, with a well-formed id.
+      if (template.includes('{') && !path.includes('01a20a3b-')) continue;
+      for (const type of ['multipart/form-data', 'multipart/form-data; charset=utf-8']) {
+        const res = await request(app)
+          [method as 'post'](`${path}?workspace=${team.workspace}&username=${row.username}`)
+          .set('Authorization', `Bearer ${team.owner.token}`)
+          .set('Content-Type', type)
+          .send('file=abc');
+        answers.push(`${method.toUpperCase()} ${path} ${type} -> ${res.status} ${res.body.code}`);
+      }
+    }
+    expect(answers.length).toBeGreaterThanOrEqual(8);
+    expect(answers.filter((a) => !a.endsWith('-> 400 validation_failed'))).toEqual([]);
   });
 });
