@@ -38,6 +38,8 @@ export interface CollabConfig extends BaseConfig {
   readonly IMPORT_TIMEOUT_MS: number;
   readonly IMPORT_CONCURRENCY: number;
   readonly IMPORT_QUEUE_WAIT_MS: number;
+  readonly IMPORT_MEMORY_MB: number;
+  readonly BOM_MAX_REFDES: number;
   readonly TRASH_RETENTION_DAYS: number;
   readonly UPLOADS_PER_MINUTE: number;
   readonly COMMENTS_PER_MINUTE: number;
@@ -101,6 +103,14 @@ export function collabConfigSpecs() {
     ),
     IMPORT_CONCURRENCY: positive('Imports one process runs at once (more wait, then answer 503)', 2),
     IMPORT_QUEUE_WAIT_MS: ms('How long an import waits for a free slot before 503', 15_000),
+    IMPORT_MEMORY_MB: positive(
+      'Heap limit of the worker thread parsing one import file (MB; past it: 413)',
+      1024,
+    ),
+    BOM_MAX_REFDES: positive(
+      'Reference designators one BOM import file or one change of BOM lines holds in all, counted before expanding (more: 400)',
+      100_000,
+    ),
     TRASH_RETENTION_DAYS: days('How long deleted files stay in the trash', 30),
     UPLOADS_PER_MINUTE: positive('Uploads per minute per workspace and client address', 30),
     COMMENTS_PER_MINUTE: positive('Comments per minute per workspace and client address', 120),

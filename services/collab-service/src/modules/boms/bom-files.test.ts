@@ -316,3 +316,40 @@ describe('BOM exports', () => {
     expect(changed.headers.etag).not.toBe(etag);
   });
 });
+
+describe('BOM_MAX_REFDES', () => {
+  let small: Stack;
+  beforeAll(async () => {
+    small = await startStack({ collab: { BOM_MAX_REFDES: '5' } });
+  }, 60_000);
+  afterAll(() => small?.stop());
+
+  test('bounds the designators of an import file and of a change of lines', async () => {
+    const t = await teamWorkspace(small, 'bomcap');
+    const kit = bomKit(small, t);
+    const bom = await kit.bom(await kit.part('CAP-ASM'), 'A');
+    await kit.part('CAP-R');
+    const file = 'part_number,qty,refdes\nCAP-R,4,R1-R4\nCAP-R,2,R5-R6\n';
+    const res = await kit
+      .as(t.engineer)
+      .post('/v1/boms/import')
+      .query(kit.q)
+      .field({ bomId: bom.id, dryRun: 'true' })
+      .attach('file', Buffer.from(file), { filename: 'bom.csv', contentType: 'text/csv' });
+    expect([res.status, res.body.errors]).toEqual([
+      400,
+      [{ field: 'file', message: 'row 3 (refdes): the file holds more than 5 reference designators' }],
+    ]);
+    const change = await kit
+      .as(t.engineer)
+      .post(`/v1/boms/${bom.id}/items`)
+      .query(kit.q)
+      .send({ items: [{ childPartNumber: 'CAP-R', qty: 6, refdes: 'R1-R6' }] });
+    expect([change.status, change.body.errors]).toEqual([
+      400,
+      [{ field: 'items[0].refdes', message: 'the change holds more than 5 reference designators' }],
+    ]);
+    // Within it, both are taken.
+    await kit.lines(bom, [{ childPartNumber: 'CAP-R', qty: 5, refdes: 'R1-R5' }]);
+  });
+});

@@ -93,7 +93,15 @@ export class BomImportService {
     private readonly dataSource: DataSource,
     private readonly boms: BomsService,
     private readonly lines: BomLinesService,
-    private readonly limits: { maxBytes: number; maxRows: number; timeoutMs: number },
+    private readonly limits: {
+      maxBytes: number;
+      maxRows: number;
+      timeoutMs: number;
+      /** Heap limit of the parse worker (MB); unset, the parser's default. */
+      maxMemoryMb?: number;
+      /** Designators of one file in all (BOM_MAX_REFDES); default MAX_REFDES_PER_BOM. */
+      maxRefdes?: number;
+    },
   ) {}
 
   async run(
@@ -107,7 +115,15 @@ export class BomImportService {
     const probe = await this.boms.bomsIn(access).find(bomId);
     // Parsed in the worker (its heap and time limits, as for parts) and read batch by batch: the
     // rows are never all held here, and the event loop serves others between batches.
-    const sheet = await openSpreadsheet(upload, { ...this.limits, handOver: true, signal });
+    const { maxBytes, maxRows, timeoutMs, maxMemoryMb } = this.limits;
+    const sheet = await openSpreadsheet(upload, {
+      maxBytes,
+      maxRows,
+      timeoutMs,
+      maxMemoryMb,
+      handOver: true,
+      signal,
+    });
     upload.buffer = new Uint8Array(0); // the worker has it now
     try {
       return await this.read(actor, access, bomId, probe, sheet, options);
@@ -160,7 +176,8 @@ export class BomImportService {
     const decimal = options.decimal ?? 'dot';
     // Designators of the whole file, charged before each row's are expanded (20,000 rows of
     // R1-R10000 would otherwise be 2 x 10^8 strings). Past the budget the file is refused at once.
-    const designators = { left: MAX_REFDES_PER_BOM, column: mapping.columns.refdes ?? 'refdes' };
+    const budget = this.limits.maxRefdes ?? MAX_REFDES_PER_BOM;
+    const designators = { budget, left: budget, column: mapping.columns.refdes ?? 'refdes' };
     for await (const batch of sheet) {
       for (const problem of batch.cellErrors) fail(problem.row, 'file', problem.message);
       batch.rows.forEach((values, i) => {
@@ -256,7 +273,7 @@ export class BomImportService {
     warnings: ImportRowProblem[],
     decimal: 'dot' | 'comma',
     access: WorkspaceScope,
-    designators: { left: number; column: string },
+    designators: { budget: number; left: number; column: string },
   ): PlannedLine | null {
     const partNumber = cell(values, 'childPartNumber');
     if (!partNumber) fail(row, 'childPartNumber', 'required');
@@ -280,11 +297,11 @@ export class BomImportService {
       const count = countRefdes(text);
       if (count > designators.left) {
         throw new ValidationError(
-          `Row ${row}, column ${designators.column}: the file holds more than ${MAX_REFDES_PER_BOM} reference designators (ranges count their size); split the file into several imports`,
+          `Row ${row}, column ${designators.column}: the file holds more than ${designators.budget} reference designators (ranges count their size); split the file into several imports`,
           [
             {
               field: 'file',
-              message: `row ${row} (${designators.column}): the file holds more than ${MAX_REFDES_PER_BOM} reference designators`,
+              message: `row ${row} (${designators.column}): the file holds more than ${designators.budget} reference designators`,
             },
           ],
         );

@@ -30,6 +30,8 @@ export class BomLinesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly boms: BomsService,
+    /** Designators of one change in all (BOM_MAX_REFDES). */
+    private readonly maxRefdes = MAX_REFDES_PER_BOM,
   ) {}
 
   /** Engineer+: applies every line of the request or none (400/404/409 name the line). */
@@ -39,7 +41,7 @@ export class BomLinesService {
     bomId: string,
     request: UpsertBomItemsRequest,
   ): Promise<BomDetail> {
-    chargeDesignators(request.items);
+    chargeDesignators(request.items, this.maxRefdes);
     return this.dataSource.transaction(async (manager) => {
       const repo = this.boms.bomsIn(access, manager);
       const bom = await this.boms.lockEditable(repo, bomId);
@@ -284,9 +286,9 @@ function isUnder(rows: Map<string, BomItemEntity>, row: BomItemEntity, ancestorI
 
 /**
  * The designators of one change, counted before any is expanded: each line at most MAX_REFDES, all
- * of them at most MAX_REFDES_PER_BOM (a 1 MB body of ranges would otherwise expand to 10^8 strings).
+ * of them at most `budget` (BOM_MAX_REFDES; a 1 MB body of ranges would otherwise expand to 10^8 strings).
  */
-function chargeDesignators(items: { refdes?: string | string[] }[]): void {
+function chargeDesignators(items: { refdes?: string | string[] }[], budget: number): void {
   let total = 0;
   for (const [index, item] of items.entries()) {
     try {
@@ -295,11 +297,11 @@ function chargeDesignators(items: { refdes?: string | string[] }[]): void {
       if (!(error instanceof RefdesError)) throw error;
       throw fieldError(`items[${index}].refdes`, error.message, `items[${index}].refdes: ${error.message}`);
     }
-    if (total > MAX_REFDES_PER_BOM) {
+    if (total > budget) {
       throw fieldError(
         `items[${index}].refdes`,
-        `the change holds more than ${MAX_REFDES_PER_BOM} reference designators`,
-        `More than ${MAX_REFDES_PER_BOM} reference designators in one change (by items[${index}]): split it`,
+        `the change holds more than ${budget} reference designators`,
+        `More than ${budget} reference designators in one change (by items[${index}]): split it`,
       );
     }
   }

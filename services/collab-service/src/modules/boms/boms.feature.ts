@@ -43,13 +43,15 @@ export const bomsFeature = defineFeature<
   migrations: [CreateBoms1764100000000],
   build: ({ dataSource, bus, config, metrics }, { events, 'workspace-access': access, parts }) => {
     const boms = new BomsService(dataSource, events.events, bus, parts.settings);
-    const lines = new BomLinesService(dataSource, boms);
+    const lines = new BomLinesService(dataSource, boms, config.BOM_MAX_REFDES);
     const structure = new BomStructureService(dataSource, boms);
     const maxBytes = config.IMPORT_MAX_MB * 1024 * 1024;
     const imports = new BomImportService(dataSource, boms, lines, {
       maxBytes,
       maxRows: config.IMPORT_MAX_ROWS,
       timeoutMs: config.IMPORT_TIMEOUT_MS,
+      maxMemoryMb: config.IMPORT_MEMORY_MB,
+      maxRefdes: config.BOM_MAX_REFDES,
     });
     return {
       // This order is the order of the OpenAPI document.

@@ -53,6 +53,7 @@ export const partsFeature = defineFeature<
       maxBytes,
       maxRows: config.IMPORT_MAX_ROWS,
       timeoutMs: config.IMPORT_TIMEOUT_MS,
+      maxMemoryMb: config.IMPORT_MEMORY_MB,
       concurrency: config.IMPORT_CONCURRENCY,
       queueWaitMs: config.IMPORT_QUEUE_WAIT_MS,
     });

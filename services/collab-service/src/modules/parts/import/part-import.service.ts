@@ -17,6 +17,8 @@ export interface PartImportLimits {
   maxBytes: number;
   maxRows: number;
   timeoutMs: number;
+  /** Heap limit of the parse worker (MB); unset, the parser's default. */
+  maxMemoryMb?: number;
   /** Imports one process runs at once. */
   concurrency: number;
   /** How long an import waits for a free slot before it is turned away with 503. */
@@ -118,6 +120,7 @@ export class PartImportService {
         maxBytes: this.limits.maxBytes,
         maxRows: this.limits.maxRows,
         timeoutMs: this.limits.timeoutMs,
+        maxMemoryMb: this.limits.maxMemoryMb,
         progressEvery: PROGRESS_EVERY,
         onProgress: (rows) => progress.send('parsing', rows),
         signal,
