@@ -1,7 +1,7 @@
 import type { FileMetadata } from '@hwp/contracts';
 import { type MeshStats, parseObj, parseStl, tessellate } from '@hwp/geometry';
 import { type RasterImage, renderMesh } from '../render/mesh-render';
-import { DxfBudgetError, dxfExpandedEntities, parseDxf } from './dxf';
+import { DxfBudgetError, dxfWork, type ParsedDxf, parseDxf } from './dxf';
 import { type Detected, dwgVersion } from './sniff';
 import { readSolidWorks } from './solidworks';
 import { parseStep } from './step';
@@ -86,15 +86,30 @@ const TEXT_FORMATS = new Set([
   'obj',
 ]);
 
+/** The `dxf` package's drawer (a plain require: the package ships no types). */
+interface DxfHelper {
+  readonly parsed: ParsedDxf;
+  toSVG(): string;
+}
+
 /**
  * The drawing as SVG through the `dxf` package, given a pixel size (its own is 100%, which a
- * rasteriser cannot size) and a white background. Undefined when the drawing has nothing to show.
+ * rasteriser cannot size) and a white background. Undefined when the drawing has nothing to show
+ * or the package cannot read it. The package's own parse is what its drawer expands, so the work
+ * budget is counted on it (dxfWork) before anything is expanded: over it, DxfBudgetError.
  */
 function drawingSvg(text: string): string | undefined {
+  let helper: DxfHelper;
   try {
-    // A plain require: the package ships no types.
-    const { Helper } = require('dxf') as { Helper: new (text: string) => { toSVG(): string } };
-    const svg = new Helper(text).toSVG();
+    const { Helper } = require('dxf') as { Helper: new (text: string) => DxfHelper };
+    helper = new Helper(text);
+    helper.parsed;
+  } catch {
+    return undefined;
+  }
+  dxfWork(helper.parsed);
+  try {
+    const svg = helper.toSVG();
     const box = /viewBox="([-\d.e]+) ([-\d.e]+) ([-\d.e]+) ([-\d.e]+)"/.exec(svg);
     const [w, h] = box ? [Number(box[3]), Number(box[4])] : [0, 0];
     if (!(w > 0 && h > 0)) return undefined;
@@ -170,16 +185,17 @@ async function parse(
     }
     if (detected === 'dxf') {
       const text = data.toString('latin1');
-      // Counted before anything expands it (the SVG drawer resolves every INSERT).
+      let svg: string | undefined;
       try {
-        dxfExpandedEntities(text);
+        // Only drawing expands blocks: the budget is counted there, before it.
+        svg = render ? drawingSvg(text) : undefined;
       } catch (error) {
         if (error instanceof DxfBudgetError) return { metadata: UNKNOWN_FACTS, rejected: error.message };
         throw error;
       }
       const dxf = parseDxf(text);
       return {
-        svg: render ? drawingSvg(text) : undefined,
+        svg,
         metadata: {
           dimensions: dimensionsOf(dxf.bbox, dxf.units),
           components: null,

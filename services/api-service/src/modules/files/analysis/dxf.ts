@@ -91,96 +91,113 @@ export function parseDxf(text: string): DxfFacts {
   return { version, units, bbox, layers, entities };
 }
 
-/** Entities a drawing may expand to (blocks inserted, arrays of inserts, nesting) before it is refused. */
-export const DXF_MAX_EXPANDED_ENTITIES = 500_000;
+/**
+ * The work the blocks of a drawing may add to its preview, in placed entities (an entity counts once
+ * plus once per point, knot or other list element it carries, each time a block places it) plus the
+ * drawer's copying (COPIES_PER_UNIT): about 5 s of the worker's time. Over it the file ends `failed`.
+ */
+export const DXF_WORK_BUDGET = 2_000_000;
 /** Block nesting a drawing may use. */
 export const DXF_MAX_BLOCK_DEPTH = 16;
+/**
+ * The drawer (the `dxf` package's denormalise) appends each copy of an INSERT's block to the list
+ * so far with `concat`, copying it every time: an INSERT of c copies of n entities copies about
+ * c^2 n / 2 references (50,000 copies of one line: 10 s). Copies are counted at this rate per unit.
+ */
+const COPIES_PER_UNIT = 256;
 
 export class DxfBudgetError extends Error {}
 
-interface BlockContent {
-  /** Entities other than INSERT. */
-  plain: number;
-  /** The INSERTs: block name and how many copies (columns x rows). */
-  inserts: { block: string; copies: number }[];
+/** The part of the `dxf` package's parse result the budget reads (the drawer's own input). */
+export interface ParsedDxf {
+  blocks?: { name?: unknown; entities?: unknown[] }[];
+  entities?: unknown[];
+}
+
+interface DxfEntity {
+  type?: unknown;
+  block?: unknown;
+  rowCount?: unknown;
+  columnCount?: unknown;
+}
+
+/** An entity's size: itself and every element of the lists it carries (vertices, knots, loops). */
+function weightOf(value: unknown, depth = 0): number {
+  if (value === null || typeof value !== 'object' || depth > 4) return 0;
+  let weight = depth === 0 ? 1 : 0;
+  if (Array.isArray(value)) {
+    weight += value.length;
+    for (const item of value)
+      if (item !== null && typeof item === 'object') weight += weightOf(item, depth + 1);
+    return weight;
+  }
+  for (const field of Object.values(value)) weight += weightOf(field, depth + 1);
+  return weight;
+}
+
+/** The copies an INSERT's loops make (`for r < rowCount, for c < columnCount`; absent means 1). */
+function countOf(value: unknown): number {
+  if (value === undefined || value === null) return 1;
+  const n = Number(value);
+  return Number.isFinite(n) && n > 0 ? Math.ceil(n) : 0;
 }
 
 /**
- * How many entities the drawing expands to once every INSERT is resolved (an INSERT with a column
- * and row count places its block that many times; blocks insert blocks), counted without expanding
- * anything and stopping at DXF_MAX_EXPANDED_ENTITIES: a 304-byte file can array a block millions of
- * times, and ten nested levels of ten make 10^10. Over the budget, too deep or circular: DxfBudgetError.
+ * The work of drawing `parsed` (the `dxf` package's parse of the file, which the drawer expands), counted
+ * without expanding anything: blocks are looked up as the drawer does (the last definition of a name),
+ * an INSERT places its block columns x rows times, blocks insert blocks (memoised per block).
+ * A 304-byte file can array a block millions of times, and ten nested levels of ten make 10^10.
+ * Over DXF_WORK_BUDGET, nested deeper than DXF_MAX_BLOCK_DEPTH or circular: DxfBudgetError.
  */
-export function dxfExpandedEntities(text: string): number {
-  const blocks = new Map<string, BlockContent>();
-  const top: BlockContent = { plain: 0, inserts: [] };
-  let section: string | null = null;
-  let expectSectionName = false;
-  let current: BlockContent | null = null;
-  let entity: string | null = null;
-  let insert: { block: string; columns: number; rows: number } | null = null;
-  const endInsert = () => {
-    if (insert && current) {
-      current.inserts.push({
-        block: insert.block,
-        copies: Math.max(1, insert.columns) * Math.max(1, insert.rows),
-      });
-    }
-    insert = null;
-  };
-  for (const [code, value] of pairs(text)) {
-    if (code === 0) {
-      endInsert();
-      entity = value;
-      if (value === 'SECTION') expectSectionName = true;
-      else if (value === 'ENDSEC') {
-        section = null;
-        current = null;
-      } else if (section === 'BLOCKS' && value === 'BLOCK') current = { plain: 0, inserts: [] };
-      else if (section === 'BLOCKS' && value === 'ENDBLK') current = null;
-      else if (current && value === 'INSERT') insert = { block: '', columns: 1, rows: 1 };
-      else if (current && value !== 'ENDBLK') current.plain++;
-      continue;
-    }
-    if (code === 2 && expectSectionName) {
-      section = value;
-      expectSectionName = false;
-      if (section === 'ENTITIES') current = top;
-      continue;
-    }
-    if (section === 'BLOCKS' && entity === 'BLOCK' && code === 2 && current && !blocks.has(value)) {
-      blocks.set(value, current);
-      continue;
-    }
-    if (insert) {
-      if (code === 2) insert.block = value;
-      else if (code === 70) insert.columns = Number.parseInt(value, 10) || 1;
-      else if (code === 71) insert.rows = Number.parseInt(value, 10) || 1;
-    }
-  }
-  endInsert();
-  const memo = new Map<string, number>();
-  const expand = (content: BlockContent, depth: number, path: Set<string>): number => {
+export function dxfWork(parsed: ParsedDxf): number {
+  const blocks = new Map<string, unknown[]>();
+  for (const block of parsed.blocks ?? []) blocks.set(String(block.name), block.entities ?? []);
+  const over = () =>
+    new DxfBudgetError(
+      `the drawing expands past its budget of ${DXF_WORK_BUDGET} entities and points (blocks placed too many times)`,
+    );
+  /** Per block: the entities one placement yields, the work it takes and the levels below it. */
+  type Expansion = { placed: number; work: number; height: number };
+  const memo = new Map<string, Expansion>();
+  const expand = (entities: unknown[], depth: number, path: Set<string>): Expansion => {
     if (depth > DXF_MAX_BLOCK_DEPTH)
       throw new DxfBudgetError(`blocks nest deeper than ${DXF_MAX_BLOCK_DEPTH} levels`);
-    let total = content.plain;
-    for (const { block, copies } of content.inserts) {
-      const child = blocks.get(block);
-      if (!child) continue;
-      if (path.has(block)) throw new DxfBudgetError(`block ${block} inserts itself`);
-      let each = memo.get(block);
-      if (each === undefined) {
-        path.add(block);
-        each = expand(child, depth + 1, path);
-        path.delete(block);
-        memo.set(block, each);
+    let placed = 0;
+    let work = 0;
+    let height = 0;
+    for (const item of entities) {
+      const entity = (item ?? {}) as DxfEntity;
+      // Each entity of a placed block is copied (cloneDeep) with each placement; the drawing's own
+      // entities are its content, bounded by its size and the worker's time, not an expansion.
+      if (entity.type !== 'INSERT') {
+        if (depth > 0) work += weightOf(entity);
+        placed++;
+      } else {
+        if (depth > 0) work += weightOf(entity);
+        const name = String(entity.block);
+        const child = blocks.get(name);
+        if (!child) continue;
+        if (path.has(name)) throw new DxfBudgetError(`block ${name} inserts itself`);
+        let each = memo.get(name);
+        if (each === undefined) {
+          path.add(name);
+          each = expand(child, depth + 1, path);
+          path.delete(name);
+          memo.set(name, each);
+        }
+        height = Math.max(height, each.height + 1);
+        if (depth + height > DXF_MAX_BLOCK_DEPTH)
+          throw new DxfBudgetError(`blocks nest deeper than ${DXF_MAX_BLOCK_DEPTH} levels`);
+        const copies = countOf(entity.rowCount) * countOf(entity.columnCount);
+        // The list so far is copied once per copy, and so is what the copies added before it.
+        const copying = copies * placed + (each.placed * copies * (copies + 1)) / 2;
+        // Each copy costs something of its own, even of an empty block.
+        work += copies * (each.work + 1) + copying / COPIES_PER_UNIT;
+        placed += copies * each.placed;
       }
-      total += copies * each;
-      if (total > DXF_MAX_EXPANDED_ENTITIES) {
-        throw new DxfBudgetError(`the drawing expands to more than ${DXF_MAX_EXPANDED_ENTITIES} entities`);
-      }
+      if (work > DXF_WORK_BUDGET) throw over();
     }
-    return total;
+    return { placed, work, height };
   };
-  return expand(top, 0, new Set());
+  return expand(parsed.entities ?? [], 0, new Set()).work;
 }
