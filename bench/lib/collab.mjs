@@ -96,7 +96,9 @@ export async function startCollab(env) {
   const port = await freePort();
   // BENCH_NODE_FLAGS: extra node flags for the service processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
   const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...flags, join(root, 'services/collab-service/dist/main.js')], {
+  // BENCH_COLLAB_MAIN: another build's main.js (a copy of dist, for a before/after comparison).
+  const main = process.env.BENCH_COLLAB_MAIN ?? join(root, 'services/collab-service/dist/main.js');
+  const child = spawn(process.execPath, [...flags, main], {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
   });
