@@ -51,6 +51,7 @@ export interface CollabConfig extends BaseConfig {
   readonly TRANSLATION_MAX_MB: number;
   readonly TRANSLATION_MEMORY_MB: number;
   readonly TRANSLATION_QUEUE_PER_USER: number;
+  readonly TRANSLATION_LEASE_MS: number;
   /** `kid:secret` pairs, comma separated; the first signs URLs, all verify. */
   readonly SIGNED_URL_KEYS?: string;
 }
@@ -122,6 +123,10 @@ export function collabConfigSpecs() {
     TRANSLATION_MAX_MB: positive('Largest file the viewer translates (larger: 413)', 512),
     TRANSLATION_MEMORY_MB: positive('Heap limit of a translation worker thread (MB)', 4096),
     TRANSLATION_QUEUE_PER_USER: positive("A user's translations pending or running at once (more: 429)", 4),
+    TRANSLATION_LEASE_MS: ms(
+      'Lease of a running translation, renewed while it runs; a job whose process died is taken over once it runs out',
+      30_000,
+    ),
     SIGNED_URL_KEYS: str({
       default: undefined,
       desc: 'kid:secret pairs (comma separated) signing /v1/serve-signed URLs; the first signs. Unset: one key derived from the session secret',

@@ -11,6 +11,11 @@ export interface TranslationWorkerOptions {
   concurrency: number;
   /** Wall-clock limit of one translation; past it the job fails. */
   timeoutMs: number;
+  /**
+   * Lease of a running job (TRANSLATION_LEASE_MS): renewed every third of it while the job runs, so
+   * a job whose process died is taken over once it runs out. The sweep runs as often.
+   */
+  leaseMs: number;
   /** Heap limit of a translation's worker thread (MB). */
   memoryMb: number;
   /** Times each translation (metrics). */
@@ -20,6 +25,13 @@ export interface TranslationWorkerOptions {
 /** Runs of one job (a worker that stopped counts) before a stalled job ends failed. */
 const MAX_ATTEMPTS = 2;
 
+/**
+ * A running job's claim has lapsed: its lease ran out, or (a row claimed before leases) the time
+ * limit and a minute (`$<seconds>`) have passed since the claim.
+ */
+const leaseRanOut = (seconds: string) =>
+  `coalesce(t.lease_until, t.claimed_at + make_interval(secs => ${seconds})) < now()`;
+
 type Outcome =
   | Extract<TranslateMessage, { type: 'done' }>
   | { type: 'failed'; reason: string; transient?: false };
@@ -27,8 +39,10 @@ type Outcome =
 /**
  * Runs translation jobs from the bus (`translation.requested.v1`), each in a worker thread. Several
  * processes may consume the same queue: a job runs only in the process whose claim (one atomic
- * UPDATE from `pending`) succeeds, so a redelivered or duplicated message never runs it twice. A
- * claim left by a process that died is taken over once the job's time limit has passed.
+ * UPDATE from `pending`) succeeds, so a redelivered or duplicated message never runs it twice. The
+ * claim is a lease (`lease_until`) its process renews while the job runs: a claim left by a process
+ * that died is taken over once its lease has run out (rows from before leases: once the job's time
+ * limit has passed since the claim).
  */
 export class TranslationWorker {
   readonly id = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -45,18 +59,18 @@ export class TranslationWorker {
   ) {}
 
   /**
-   * Jobs whose worker stopped (a process killed mid-translation: `inprogress` without a heartbeat
-   * past the time limit) or whose message never came (`pending` as long): requeued through the
+   * Jobs whose worker stopped (a process killed mid-translation: `inprogress` with its lease run out)
+   * or whose message never came (`pending` for the time limit and a minute): requeued through the
    * outbox, or `failed` with the reason once they had MAX_ATTEMPTS. Rows are claimed with SKIP LOCKED,
    * so replicas share the sweep. `ids` limits it to those jobs (a request that finds its job stuck).
    */
   async sweepStale(ids?: string[]): Promise<{ requeued: number; failed: number }> {
-    const staleSeconds = Math.ceil((this.options.timeoutMs + 60_000) / 1000);
+    const staleSeconds = this.staleSeconds();
     const outcome = { requeued: 0, failed: 0 };
     await this.bus.transaction(async (manager) => {
       const rows: (TranslationRow & { workspace: string })[] = await manager.query(
         `SELECT t.*, w.name AS workspace FROM model_translations t JOIN workspaces w ON w.id = t.workspace_id
-          WHERE (t.status = 'inprogress' AND t.claimed_at < now() - make_interval(secs => $1)
+          WHERE (t.status = 'inprogress' AND ${leaseRanOut('$1')}
                  OR t.status = 'pending' AND t.updated_at < now() - make_interval(secs => $1))
             AND ($2::uuid[] IS NULL OR t.id = ANY($2))
           ORDER BY t.updated_at LIMIT 50
@@ -68,8 +82,8 @@ export class TranslationWorker {
         if (stale.attempts >= MAX_ATTEMPTS) {
           const [failed] = await queryRows<TranslationRow>(
             manager,
-            `UPDATE model_translations SET status = 'failed', claimed_by = NULL, finished_at = now(), updated_at = now(),
-                    reason = $2 WHERE id = $1 RETURNING *`,
+            `UPDATE model_translations SET status = 'failed', claimed_by = NULL, lease_until = NULL, finished_at = now(),
+                    updated_at = now(), reason = $2 WHERE id = $1 RETURNING *`,
             [stale.id, `The translation did not finish in ${stale.attempts} attempts (its worker stopped)`],
           );
           await this.translations.emit(manager, workspace, failed, 'system', 'failed');
@@ -78,7 +92,7 @@ export class TranslationWorker {
         }
         await manager.query(
           `UPDATE model_translations SET status = 'pending', progress = 0, claimed_by = NULL, claimed_at = NULL,
-                  updated_at = now() WHERE id = $1`,
+                  lease_until = NULL, updated_at = now() WHERE id = $1`,
           [stale.id],
         );
         await this.bus.outbox.add(manager, {
@@ -101,7 +115,7 @@ export class TranslationWorker {
           this.log.warn({ err: error }, 'translation sweep failed'),
         );
       },
-      Math.min(60_000, this.options.timeoutMs),
+      Math.max(100, Math.min(60_000, Math.floor(this.options.leaseMs / 3))),
     );
     timer.unref();
     this.stopSweeping = () => clearInterval(timer);
@@ -122,36 +136,61 @@ export class TranslationWorker {
 
   /** Claims and runs one job; false when another worker has it or it is finished. */
   async run(id: string): Promise<boolean> {
-    const staleSeconds = Math.ceil((this.options.timeoutMs + 60_000) / 1000);
+    const staleSeconds = this.staleSeconds();
     const [claimed] = await queryRows<
       TranslationRow & { blob_key: string; source_size: string; workspace: string }
     >(
       this.dataSource,
       `UPDATE model_translations t SET status = 'inprogress', progress = 1, attempts = attempts + 1,
-              claimed_by = $2, claimed_at = now(), updated_at = now()
+              claimed_by = $2, claimed_at = now(), updated_at = now(),
+              lease_until = now() + make_interval(secs => $4)
          FROM shared_file_versions v, workspaces w
         WHERE t.id = $1 AND v.id = t.version_id AND w.id = t.workspace_id
-          AND (t.status = 'pending' OR t.status = 'inprogress' AND t.claimed_at < now() - make_interval(secs => $3))
+          AND (t.status = 'pending' OR t.status = 'inprogress' AND ${leaseRanOut('$3')})
         RETURNING t.*, v.blob_key, v.size AS source_size, w.name AS workspace`,
-      [id, this.id, staleSeconds],
+      [id, this.id, staleSeconds, this.options.leaseMs / 1000],
     );
     if (!claimed) {
       this.log.debug({ translationId: id }, 'translation already claimed or finished; skipped');
       return false;
     }
     const workspace = { id: claimed.workspace_id, name: claimed.workspace };
-    let row: TranslationRow = claimed;
-    const update = async (sql: string, params: unknown[], stage?: string) => {
-      row = await this.dataSource.transaction(async (manager) => {
+    const update = (sql: string, params: unknown[], stage?: string) =>
+      this.dataSource.transaction(async (manager) => {
         const [next] = await queryRows<TranslationRow>(
           manager,
-          `UPDATE model_translations SET ${sql}, updated_at = now(), claimed_at = now() WHERE id = $1 RETURNING *`,
+          `UPDATE model_translations SET ${sql}, updated_at = now() WHERE id = $1 RETURNING *`,
           [id, ...params],
         );
         await this.translations.emit(manager, workspace, next, 'system', stage);
         return next;
       });
-    };
+    // The lease is renewed while the job runs here; it lapses only if this process stops.
+    const heartbeat = setInterval(
+      () => {
+        this.dataSource
+          .query(
+            `UPDATE model_translations SET lease_until = now() + make_interval(secs => $3)
+            WHERE id = $1 AND claimed_by = $2 AND status = 'inprogress'`,
+            [id, this.id, this.options.leaseMs / 1000],
+          )
+          .catch((error: unknown) => this.log.warn({ err: error, translationId: id }, 'lease not renewed'));
+      },
+      Math.max(100, Math.floor(this.options.leaseMs / 3)),
+    );
+    heartbeat.unref();
+    try {
+      return await this.runClaimed(id, claimed, update);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async runClaimed(
+    id: string,
+    claimed: TranslationRow & { blob_key: string; source_size: string; workspace: string },
+    update: (sql: string, params: unknown[], stage?: string) => Promise<TranslationRow>,
+  ): Promise<boolean> {
     await update('progress = progress', [], 'claimed');
     let source: Uint8Array;
     try {
@@ -159,7 +198,8 @@ export class TranslationWorker {
     } catch (error) {
       // The store is unreachable: give the job back and let the bus retry it.
       await this.dataSource.query(
-        `UPDATE model_translations SET status = 'pending', progress = 0, claimed_by = NULL, claimed_at = NULL WHERE id = $1`,
+        `UPDATE model_translations SET status = 'pending', progress = 0, claimed_by = NULL, claimed_at = NULL,
+                lease_until = NULL WHERE id = $1`,
         [id],
       );
       throw error;
@@ -174,25 +214,36 @@ export class TranslationWorker {
         },
         name: claimed.name.slice(claimed.name.indexOf('/') + 1),
       },
-      (stage, progress) => update('progress = greatest(progress, $2)', [progress], stage),
+      async (stage, progress) => {
+        await update('progress = greatest(progress, $2)', [progress], stage);
+      },
     );
     if (outcome.type === 'failed') {
-      await update(`status = 'failed', reason = $2, finished_at = now()`, [outcome.reason], 'failed');
+      await update(
+        `status = 'failed', reason = $2, finished_at = now(), lease_until = NULL`,
+        [outcome.reason],
+        'failed',
+      );
       this.log.info({ translationId: id, reason: outcome.reason }, 'translation failed');
       return true;
     }
     const glb = Buffer.from(outcome.glb.buffer, outcome.glb.byteOffset, outcome.glb.byteLength);
     const key = `translations/${claimed.workspace_id}/${id}.glb`;
     await this.blobs.put(key, glb, { contentType: 'model/gltf-binary' });
-    await update(
+    const row = await update(
       `status = 'success', progress = 100, reason = NULL, glb_key = $2, size = $3,
-       meshes = $4, vertices = $5, triangles = $6, bounds = $7, finished_at = now()`,
+       meshes = $4, vertices = $5, triangles = $6, bounds = $7, finished_at = now(), lease_until = NULL`,
       [key, glb.length, outcome.meshes, outcome.vertices, outcome.triangles, JSON.stringify(outcome.bounds)],
       'done',
     );
     await this.dropSuperseded(row);
     this.log.info({ translationId: id, bytes: glb.length, vertices: outcome.vertices }, 'model translated');
     return true;
+  }
+
+  /** Seconds after a claim without a lease (rows from before leases) that it counts as lapsed. */
+  private staleSeconds(): number {
+    return Math.ceil((this.options.timeoutMs + 60_000) / 1000);
   }
 
   /** The source's bytes in one buffer of its own (handed to the worker thread without a copy). */

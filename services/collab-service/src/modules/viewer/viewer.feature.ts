@@ -5,6 +5,7 @@ import { servingCors } from '../shared-files/file-serving';
 import type { SharedFilesExports } from '../shared-files/shared-files.feature';
 import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
 import { CreateModelTranslations1764400000000 } from './migrations/1764400000000-CreateModelTranslations';
+import { TranslationLease1764800000000 } from './migrations/1764800000000-TranslationLease';
 import { lookupModel, serveModel, statusMap, translateFile } from './routes/viewer.routes';
 import { TranslationWorker } from './translation-worker';
 import { TranslationsService } from './translations.service';
@@ -21,7 +22,7 @@ export const viewerFeature = defineFeature<
   { events: EventsModule; 'workspace-access': WorkspaceAccessExports; 'shared-files': SharedFilesExports }
 >({
   name: 'viewer',
-  migrations: [CreateModelTranslations1764400000000],
+  migrations: [CreateModelTranslations1764400000000, TranslationLease1764800000000],
   build: (deps, { events, 'workspace-access': access, 'shared-files': shared }) => {
     const { config, dataSource, bus, blobs, logger } = deps;
     const translations = new TranslationsService(
@@ -47,6 +48,7 @@ export const viewerFeature = defineFeature<
       {
         concurrency: config.TRANSLATION_CONCURRENCY,
         timeoutMs: config.TRANSLATION_TIMEOUT_MS,
+        leaseMs: config.TRANSLATION_LEASE_MS,
         memoryMb: config.TRANSLATION_MEMORY_MB,
         time: deps.metrics.time,
       },

@@ -16,7 +16,8 @@ let t: Team;
 let kit: ReturnType<typeof filesKit>;
 let folder: string;
 beforeAll(async () => {
-  stack = await startStack({ collab: { UPLOADS_PER_MINUTE: '1000' } });
+  // A short lease: a job whose process died is swept within about two seconds.
+  stack = await startStack({ collab: { UPLOADS_PER_MINUTE: '1000', TRANSLATION_LEASE_MS: '1500' } });
   server = await listen(stack.collab.app);
   t = await teamWorkspace(stack, 'viewer');
   kit = filesKit(stack, t);
@@ -267,6 +268,53 @@ describe('model translation', () => {
     const given = await settled(job.body.modelId);
     expect(given).toMatchObject({ status: 'failed' });
     expect(given.reason).toMatch(/did not finish in 2 attempts/);
+  });
+
+  test('a job whose process died is taken over once its lease runs out, unasked, well within its time limit', async () => {
+    await kit.upload(t.engineer, folder, 'lapsed.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
+    const job = await translate('lapsed.stl').expect(202);
+    expect(await settled(job.body.modelId)).toMatchObject({ status: 'success' });
+    // As if its process had been killed five seconds into its run (the time limit is 300 s).
+    await stack.collab.deps.dataSource.query(
+      `UPDATE model_translations SET status = 'inprogress', progress = 40, attempts = 1, claimed_by = 'gone',
+              claimed_at = now() - interval '5 seconds', lease_until = now() - interval '1 second',
+              glb_key = NULL, finished_at = NULL WHERE id = $1`,
+      [job.body.modelId],
+    );
+    // Nobody asks again: the sweep takes it over and runs it.
+    expect(await settled(job.body.modelId)).toMatchObject({ status: 'success' });
+    const [row] = await stack.collab.deps.dataSource.query(
+      'SELECT attempts, claimed_by, lease_until FROM model_translations WHERE id = $1',
+      [job.body.modelId],
+    );
+    expect(row.attempts).toBe(2);
+    expect(row.claimed_by).not.toBe('gone');
+  });
+
+  test('a job whose lease is renewed is not taken over, however long ago it was claimed', async () => {
+    await kit.upload(t.engineer, folder, 'leased.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
+    const job = await translate('leased.stl').expect(202);
+    expect(await settled(job.body.modelId)).toMatchObject({ status: 'success' });
+    // Claimed an hour ago by a process that is still running it: its lease runs another minute.
+    await stack.collab.deps.dataSource.query(
+      `UPDATE model_translations SET status = 'inprogress', progress = 40, attempts = 1, claimed_by = 'alive',
+              claimed_at = now() - interval '1 hour', lease_until = now() + interval '1 minute',
+              glb_key = NULL, finished_at = NULL WHERE id = $1`,
+      [job.body.modelId],
+    );
+    const again = await translate('leased.stl').expect(200);
+    expect([again.body.modelId, again.body.status]).toEqual([job.body.modelId, 'inprogress']);
+    // Several sweeps later (every 500 ms here) it is still the live worker's.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const [row] = await stack.collab.deps.dataSource.query(
+      'SELECT status, attempts, claimed_by FROM model_translations WHERE id = $1',
+      [job.body.modelId],
+    );
+    expect(row).toEqual({ status: 'inprogress', attempts: 1, claimed_by: 'alive' });
+    await stack.collab.deps.dataSource.query(
+      `UPDATE model_translations SET status = 'failed', reason = 'test over' WHERE id = $1`,
+      [job.body.modelId],
+    );
   });
 
   test('translations are bounded per version (8 option sets, 409) and per user (4 waiting, 429)', async () => {

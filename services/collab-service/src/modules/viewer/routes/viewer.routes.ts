@@ -24,7 +24,9 @@ export const translateFile = (translations: TranslationsService) =>
     description:
       '`filename` is `<username>/<filename>`; `branch` names a branch’s head (with branch suffix files the ' +
       '`@branch` file is meant). One job per file version and options: asking again answers the same job (200). ' +
-      'Progress comes as SSE `translation` events. STL, OBJ, glTF/GLB, STEP and IGES.',
+      'Progress comes as SSE `translation` events. STL, OBJ, glTF/GLB, STEP and IGES. Bounded: at most 8 ' +
+      'option sets per file version (a new one past it: 409) and TRANSLATION_QUEUE_PER_USER (4) of a user’s ' +
+      'jobs pending or running (429 with Retry-After).',
     tags: TAGS,
     role: 'viewer',
     workspace: fromBody('workspace'),
@@ -34,8 +36,18 @@ export const translateFile = (translations: TranslationsService) =>
       202: { description: 'Queued', schema: Translation },
       200: { description: 'Already asked for: the job as it stands', schema: Translation },
       404: NOT_FOUND,
+      409: {
+        description: 'The version has 8 translations with other options already (ask for one of those)',
+        schema: ErrorBodyDto,
+      },
       413: { description: 'Larger than TRANSLATION_MAX_MB', schema: ErrorBodyDto },
       415: { description: 'Not a model format the viewer translates', schema: ErrorBodyDto },
+      429: {
+        description:
+          'TRANSLATION_QUEUE_PER_USER of the caller’s translations wait or run already; retry after Retry-After',
+        schema: ErrorBodyDto,
+        headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+      },
     },
     handler: async ({ body, user, workspace, res }) => {
       const { translation, queued } = await translations.request(user, workspace, body);
