@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { capWasmMemory } from '@hwp/geometry';
 import { analyzeBuffer } from './content';
 import type { Detected } from './sniff';
 
@@ -8,10 +9,13 @@ interface AnalyzeInput {
   extension: string;
   detected: Detected | null;
   render: boolean;
+  /** The cap of WebAssembly memory (OpenCascade's), which the worker's heap limit does not count. */
+  wasmMb?: number;
 }
 
 async function run(port: NonNullable<typeof parentPort>): Promise<void> {
   const input = workerData as AnalyzeInput;
+  if (input.wasmMb) capWasmMemory(input.wasmMb);
   const facts = await analyzeBuffer(
     Buffer.from(input.data.buffer, input.data.byteOffset, input.data.byteLength),
     input.extension,

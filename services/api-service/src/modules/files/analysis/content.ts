@@ -1,5 +1,5 @@
 import type { FileMetadata } from '@hwp/contracts';
-import { type MeshStats, parseObj, parseStl, tessellate } from '@hwp/geometry';
+import { BrepMemoryError, type MeshStats, parseObj, parseStl, tessellate } from '@hwp/geometry';
 import { type RasterImage, renderMesh } from '../render/mesh-render';
 import { DxfBudgetError, dxfWork, type ParsedDxf, parseDxf } from './dxf';
 import { type Detected, dwgVersion } from './sniff';
@@ -239,6 +239,8 @@ async function parse(
       };
     }
   } catch (error) {
+    // Over the worker's memory: the file is refused with the reason, like the other budgets.
+    if (error instanceof BrepMemoryError) return { ...unknown, rejected: error.message };
     return { ...unknown, error: error instanceof Error ? error.message : String(error) };
   }
   return unknown;

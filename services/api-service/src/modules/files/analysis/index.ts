@@ -14,6 +14,11 @@ const EICAR = ['X5O!P%@AP[4\\PZX54(P^)7CC)7}$', 'EICAR-STANDARD-ANTIVIRUS-TEST-F
 /** The analysis of one file: wall-clock time and heap of its worker (past either: `failed`). */
 const WORKER_TIMEOUT_MS = 60_000;
 const WORKER_HEAP_MB = 512;
+/**
+ * OpenCascade's WebAssembly memory (STEP, IGES), which the heap limit does not count: capped here
+ * (it may grow to 2 GB). A 10 MB STEP file of 2,000 solids needs about 900 MB.
+ */
+const WORKER_WASM_MB = 1024;
 const IMAGE_FORMATS: Detected[] = ['png', 'jpeg', 'gif', 'webp', 'tiff'];
 
 export interface ScanResult {
@@ -122,7 +127,7 @@ function analyzeInWorker(
       callerFile: __filename,
       entry: 'analyze-worker',
       extraDirs: ['../render'],
-      workerData: { data: copy, extension, detected, render },
+      workerData: { data: copy, extension, detected, render, wasmMb: WORKER_WASM_MB },
       transferList: [copy.buffer as ArrayBuffer],
       resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
     });
