@@ -9,7 +9,8 @@ import { upload } from '../../../test/support/files-test-setup';
 let api: ApiTestService;
 beforeAll(async () => {
   api = await startApi({
-    PROCESSING_STUCK_AFTER_MS: '1000',
+    // Well past any real processing here (a busy machine included): only the stalls below are stale.
+    PROCESSING_STUCK_AFTER_MS: '60000',
     PROCESSING_SWEEP_MS: '200',
     PROCESSING_MAX_REQUEUES: '1',
   });
