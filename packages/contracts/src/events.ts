@@ -20,6 +20,8 @@ export const RoutingKeys = {
   sessionRevoked: 'session.revoked.v1',
   /** A user's membership of a tenant ended (removed or left): `TenantMemberRemovedData`. */
   tenantMemberRemoved: 'tenant.member_removed.v1',
+  /** Session cookies the collaboration host signed out: `CollabSessionEndedData`. */
+  collabSessionEnded: 'collab.session_ended.v1',
   /** One event of a workspace's log, for every collaboration replica to push to its SSE clients. */
   collabEvent: 'collab.event.v1',
   systemProbe: 'system.probe.v1',
@@ -70,6 +72,15 @@ export interface FileUploadedData {
 /** `tenant.member_removed.v1` (envelope `tenantId`: the tenant): that user's sockets there close. */
 export interface TenantMemberRemovedData {
   userId: string;
+}
+
+/**
+ * `collab.session_ended.v1`: session cookies a collaboration replica signed out; every replica ends
+ * the event streams opened with them.
+ */
+export interface CollabSessionEndedData {
+  /** Keys as the streams hold them: `cookie:<session id>`. */
+  session_keys: string[];
 }
 
 /** `user.updated.v1`: the API host changed a user's identity fields. */

@@ -20,7 +20,12 @@ export class SseClient {
     const client = new SseClient();
     return new Promise<SseClient>((resolve, reject) => {
       const req = httpRequest(`${base}${path}`, {
-        headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream', ...headers },
+        // Without a token (''), the stream is opened with what `headers` carry (a session cookie).
+        headers: {
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+          Accept: 'text/event-stream',
+          ...headers,
+        },
         agent: false,
       });
       client.destroy = () => req.destroy();

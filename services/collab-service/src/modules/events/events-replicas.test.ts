@@ -1,4 +1,5 @@
 import { expectEventually } from '@hwp/platform/test-kit';
+import request from 'supertest';
 import { collabAs, type Stack } from '../../../test/support/collab-test-kit';
 import { eventsModuleFor, useEventsStack } from '../../../test/support/events-kit';
 
@@ -84,6 +85,43 @@ describe('GET /v1/events across replicas', () => {
     ];
     await collabAs(stack.api.app, leaver.user).post('/auth/logout').expect(204);
     await expectEventually(() => expect(leaving.map((c) => c.ended)).toEqual([true, true]), {
+      timeoutMs: 5_000,
+    });
+    expect(stays.ended).toBe(false);
+  });
+
+  test('a session cookie signed out on one replica ends the streams opened with it on every replica', async () => {
+    const replica = await stack.startCollabReplica({
+      // Replicas share their data folder (and so the session secret that signs the cookie).
+      DATA_DIR: String(stack.collab.deps.config.DATA_DIR),
+      SSE_HEARTBEAT_MS: '60000',
+      AUTH_REVOCATIONS_REFRESH_MS: '600000',
+    });
+    const replicaBase = await listen(replica);
+    const { ws, others } = await workspace('engineer');
+    const [member] = others;
+    const exchange = await collabAs(stack.collab.app, member.user).post('/api/auth/session').expect(200);
+    const cookieOf = (name: string) =>
+      (exchange.headers['set-cookie'] as unknown as string[])
+        .find((c) => c.startsWith(`${name}=`))
+        ?.split(';')[0] ?? '';
+    const cookie = cookieOf('hwp.sid');
+    const csrf = decodeURIComponent(cookieOf('hwp.csrf').slice('hwp.csrf='.length));
+    const byCookie = { ...member.user, token: '' };
+    const streams = [
+      await open(byCookie, `workspace=${ws.name}`, { Cookie: cookie }),
+      await open(byCookie, `workspace=${ws.name}`, { Cookie: cookie }, replicaBase),
+    ];
+    expect(streams.map((c) => c.status)).toEqual([200, 200]);
+    // The same user's stream opened with the bearer token is another session: it stays.
+    const stays = await open(member.user, `workspace=${ws.name}`, {}, replicaBase);
+
+    await request(stack.collab.app)
+      .post('/api/auth/logout')
+      .set('Cookie', cookie)
+      .set('X-CSRF-Token', csrf)
+      .expect(204);
+    await expectEventually(() => expect(streams.map((c) => c.ended)).toEqual([true, true]), {
       timeoutMs: 5_000,
     });
     expect(stays.ended).toBe(false);

@@ -1,6 +1,7 @@
 import {
   AuthConfigResponse,
   ClientConfigResponse,
+  type CollabSessionEndedData,
   ErrorBodyDto,
   RoutingKeys,
   SessionResponse,
@@ -62,7 +63,8 @@ export interface IdentityModule {
   requireUser: RequestHandler;
   /**
    * Tells `listener` of sessions that ended (keys as in `req.sessionKeys`): API host sessions
-   * revoked anywhere (every replica hears `session.revoked.v1`), cookies signed out here.
+   * revoked anywhere (every replica hears `session.revoked.v1`), cookies signed out on any replica
+   * (`collab.session_ended.v1`).
    */
   onSessionsEnded(listener: (keys: string[]) => void): void;
   install(app: ExpressApp): void;
@@ -196,12 +198,18 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
       tags: ['session'],
       responses: { 204: { description: 'Signed out' } },
       handler: async ({ req, res }) => {
-        if (req.session?.userId) {
+        const userId = req.session?.userId;
+        if (userId) {
           const ended = `cookie:${req.sessionID}`;
           await new Promise<void>((done, fail) =>
             req.session.destroy((error) => (error ? fail(error) : done())),
           );
           sessionsEnded([ended]);
+          // The streams opened with this cookie on the other replicas end too (a broadcast).
+          const data: CollabSessionEndedData = { session_keys: [ended] };
+          await bus.transaction((manager) =>
+            bus.outbox.add(manager, { type: RoutingKeys.collabSessionEnded, actor: userId, data }),
+          );
         }
         cookies.clear(res);
         res.status(204).end();
@@ -280,8 +288,18 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     async registerConsumer() {
       // Every replica keeps its own list: a broadcast subscription, plus full re-reads (see RevokedSessions).
       await bus.subscribe(
-        { consumer: 'session-revocations', patterns: [RoutingKeys.sessionRevoked], broadcast: true },
+        {
+          consumer: 'session-revocations',
+          patterns: [RoutingKeys.sessionRevoked, RoutingKeys.collabSessionEnded],
+          broadcast: true,
+        },
         async (event) => {
+          if (event.type === RoutingKeys.collabSessionEnded) {
+            // A cookie signed out on some replica (this one's streams ended already: harmless again).
+            const { session_keys } = (event.data ?? {}) as Partial<CollabSessionEndedData>;
+            if (Array.isArray(session_keys)) sessionsEnded(session_keys.filter((k) => typeof k === 'string'));
+            return;
+          }
           const data = event.data as SessionRevokedData;
           revoked.add(data);
           sessionsEnded(data.session_ids ?? []);
