@@ -8,7 +8,7 @@ import { partsFeature } from './modules/parts/parts.feature';
 import { reviewsFeature } from './modules/reviews/reviews.feature';
 import { sharedFilesFeature } from './modules/shared-files/shared-files.feature';
 import { viewerFeature } from './modules/viewer/viewer.feature';
-import { workspaceAccessFeature } from './modules/workspaces/workspace-access.feature';
+import { workspaceAccessFeature } from './modules/workspace-access/workspace-access.feature';
 import { workspacesFeature } from './modules/workspaces/workspaces.feature';
 
 /**

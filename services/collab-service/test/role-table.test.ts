@@ -8,7 +8,7 @@ import {
   uniqueEmail,
 } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { ROLE_RANK } from '../src/modules/workspaces/workspace-access';
+import { ROLE_RANK } from '../src/modules/workspace-access/workspace-access';
 import {
   addMembers,
   collabAs,

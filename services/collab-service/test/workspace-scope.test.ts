@@ -1,7 +1,7 @@
 import { createPart, createWorkspace } from '@hwp/platform/test-kit';
 import { PartEntity } from '../src/modules/parts/part.entity';
+import { isWorkspaceOwned, WorkspaceScope } from '../src/modules/workspace-access/workspace-scope';
 import { WorkspaceMemberEntity } from '../src/modules/workspaces/workspace.entity';
-import { isWorkspaceOwned, WorkspaceScope } from '../src/modules/workspaces/workspace-scope';
 import { collabMember, type Stack, startStack } from './support/collab-test-kit';
 
 /**

@@ -15,8 +15,8 @@ import { openSpreadsheet, type SpreadsheetStream } from '../parts/import/parse-s
 import { NEW_PART } from '../parts/import/part-import-plan';
 import type { PartEntity } from '../parts/part.entity';
 import { PartsRepository } from '../parts/parts.repository';
-import { atLeast } from '../workspaces/workspace-access';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import { atLeast } from '../workspace-access/workspace-access';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { BomAlternateEntity, type BomEntity, BomItemEntity } from './bom.entity';
 import { unneutralise } from './bom-export';
 import type { BomLinesService } from './bom-lines.service';

@@ -15,7 +15,7 @@ import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialE
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { notSubmitted } from '../parts/approval-columns';
 import { PartsRepository } from '../parts/parts.repository';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { BomAlternateEntity, type BomEntity, BomItemEntity } from './bom.entity';
 import type { ExpandedNode } from './bom-tree';
 import { MAX_DEPTH } from './bom-tree';

@@ -2,7 +2,7 @@ import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import type { PartsExports } from '../parts/parts.feature';
-import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import type { WorkspaceAccessExports } from '../workspace-access/workspace-access.feature';
 import { bomEntities } from './bom.entity';
 import { BomImportService } from './bom-import.service';
 import { BomLinesService } from './bom-lines.service';

@@ -2,7 +2,7 @@ import { type BomType, DEFAULT_PAGE_SIZE, type ListBomsQuery } from '@hwp/contra
 import { NotFoundError } from '@hwp/platform';
 import { In } from 'typeorm';
 import { PartEntity } from '../parts/part.entity';
-import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspaces/workspace-scope';
+import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspace-access/workspace-scope';
 import { BomAlternateEntity, BomEntity, BomItemEntity } from './bom.entity';
 
 /**

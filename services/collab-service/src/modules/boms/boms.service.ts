@@ -23,7 +23,7 @@ import { approvalActors, notSubmitted, presentApproval } from '../parts/approval
 import { checkMove, MOVES, type Move, PAST } from '../parts/approval-flow';
 import type { BomSettingsService } from '../parts/bom-settings.service';
 import { PartVersionEntity } from '../parts/part.entity';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { BomEntity } from './bom.entity';
 import { assembleTree, type ExpandedTree, loadTreeRows, presentNode, type TreeRoot } from './bom-tree';
 import { BomsRepository } from './boms.repository';

@@ -1,7 +1,7 @@
 import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { IdentityModule } from '../identity/identity.module';
-import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import type { WorkspaceAccessExports } from '../workspace-access/workspace-access.feature';
 import { eventEntities } from './collab-event.entity';
 import { createEventsModule, type EventsModule } from './events.module';
 import { CreateEventLog1763900000100 } from './migrations/1763900000100-CreateEventLog';

@@ -1,7 +1,7 @@
 import { type CollabEventPublishedData, RoutingKeys } from '@hwp/contracts';
 import type { PlatformDeps } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
-import type { CollabRoute } from '../workspaces/workspace-route';
+import type { CollabRoute } from '../workspace-access/workspace-route';
 import { EventHub } from './event-hub';
 import { EventLogRepository } from './event-log.repository';
 import { streamEvents } from './events.routes';

@@ -1,6 +1,6 @@
 import { clientKey, createRateLimiter, defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
-import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import type { WorkspaceAccessExports } from '../workspace-access/workspace-access.feature';
 import type { WorkspacesExports } from '../workspaces/workspaces.feature';
 import { InvitationEntity } from './invitation.entity';
 import { acceptInvitation, listInvitations, sendInvitation, validateInvitation } from './invitations.routes';

@@ -9,8 +9,8 @@ import {
   SentInvitation,
 } from '@hwp/contracts';
 import type { RequestHandler } from 'express';
-import { atLeast, fromBody } from '../workspaces/workspace-access';
-import { memberRoute, openRoute, userRoute } from '../workspaces/workspace-route';
+import { atLeast, fromBody } from '../workspace-access/workspace-access';
+import { memberRoute, openRoute, userRoute } from '../workspace-access/workspace-route';
 import type { InvitationScope, InvitationsService } from './invitations.service';
 
 const TAGS = ['invitations'];

@@ -20,8 +20,8 @@ import {
 } from '@hwp/platform';
 import { Brackets, type DataSource, type EntityManager, In } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
+import type { WorkspaceAccess } from '../workspace-access/workspace-access';
 import { WorkspaceEntity } from '../workspaces/workspace.entity';
-import type { WorkspaceAccess } from '../workspaces/workspace-access';
 import type { WorkspacesService } from '../workspaces/workspaces.service';
 import { InvitationEntity } from './invitation.entity';
 import {

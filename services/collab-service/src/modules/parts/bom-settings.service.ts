@@ -12,7 +12,7 @@ import { ValidationError } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { BomSettingsEntity } from './part.entity';
 import {
   DEFAULT_DOMAIN_TEMPLATES,

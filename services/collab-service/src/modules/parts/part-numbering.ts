@@ -1,6 +1,6 @@
 import type { FieldError, NumberingRule, PartDomain } from '@hwp/contracts';
 import { ConflictError, ValidationError } from '@hwp/platform';
-import type { WorkspaceAccess } from '../workspaces/workspace-scope';
+import type { WorkspaceAccess } from '../workspace-access/workspace-scope';
 import type { PartRules } from './bom-settings.service';
 import { formatPartNumber, numberingPattern } from './part-rules';
 import type { PartsRepository } from './parts.repository';

@@ -8,7 +8,7 @@ import { ConflictError, newId } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { notSubmitted } from './approval-columns';
 import { checkMove, MOVES, type Move, PAST } from './approval-flow';
 import type { PartEntity, PartVersionEntity } from './part.entity';

@@ -7,7 +7,7 @@ import type {
   PartVersionStatus,
 } from '@hwp/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { registerWorkspaceOwned } from '../workspaces/workspace-scope';
+import { registerWorkspaceOwned } from '../workspace-access/workspace-scope';
 import { ApprovalColumns } from './approval-columns';
 
 /** numeric comes back from pg as a string; the service keeps it a number. */

@@ -1,7 +1,7 @@
 import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
-import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import type { WorkspaceAccessExports } from '../workspace-access/workspace-access.feature';
 import { BomSettingsService } from './bom-settings.service';
 import { importParts } from './import/part-import.routes';
 import { PartImportService } from './import/part-import.service';

@@ -1,6 +1,6 @@
 import type { ListPartsQuery, PartDomain } from '@hwp/contracts';
 import { entityRows, NotFoundError, newId } from '@hwp/platform';
-import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspaces/workspace-scope';
+import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspace-access/workspace-scope';
 import { PartEntity, PartHistoryEntity, PartVersionEntity } from './part.entity';
 import { COUNT_BOUND, partSearchSql } from './parts-search-sql';
 

@@ -13,8 +13,8 @@ import { ConflictError, ForbiddenError, newId, ValidationError } from '@hwp/plat
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
-import { atLeast } from '../workspaces/workspace-access';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import { atLeast } from '../workspace-access/workspace-access';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { BomSettingsService, PartRules } from './bom-settings.service';
 import { partNumberFor } from './part-numbering';
 import { checkAttributes, isCurrencyCode, PART_EDITABLE_FIELDS } from './part-rules';

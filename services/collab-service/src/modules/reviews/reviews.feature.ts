@@ -2,7 +2,7 @@ import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import type { SharedFilesExports } from '../shared-files/shared-files.feature';
-import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import type { WorkspaceAccessExports } from '../workspace-access/workspace-access.feature';
 import { DueSoonScanner } from './due-soon';
 import { CreateReviews1764300000000 } from './migrations/1764300000000-CreateReviews';
 import { DueSoonNotices1764300000100 } from './migrations/1764300000100-DueSoonNotices';

@@ -25,8 +25,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import type { FileEvents } from '../shared-files/file-guards';
 import { parsePath, pathOf } from '../shared-files/file-paths';
-import { atLeast } from '../workspaces/workspace-access';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import { atLeast } from '../workspace-access/workspace-access';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { checkReviewMove, checkTaskMove, isReopen } from './review-flow';
 
 interface ReviewRow {

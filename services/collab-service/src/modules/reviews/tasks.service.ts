@@ -15,8 +15,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import type { FileEvents } from '../shared-files/file-guards';
 import { parsePath, pathOf } from '../shared-files/file-paths';
-import { atLeast } from '../workspaces/workspace-access';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import { atLeast } from '../workspace-access/workspace-access';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { checkTaskMove } from './review-flow';
 import { memberByEmail, notifyByEmail, type ReviewsService } from './reviews.service';
 

@@ -8,7 +8,7 @@ import type {
 import { AppError, ConflictError, NotFoundError, newId, ValidationError } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { assertCanWrite, assertUnlocked, type FileEvents, liveFile } from './file-guards';
 import { branchFilename, checkFilename, type FilePath, parsePath, pathOf } from './file-paths';
 import { type FileRow, SharedFilesRepository } from './shared-files.repository';

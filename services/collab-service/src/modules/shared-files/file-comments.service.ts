@@ -7,7 +7,7 @@ import {
 import { type Bus, currentContext, newId } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { FileEvents } from './file-guards';
 import { parsePath, pathOf } from './file-paths';
 

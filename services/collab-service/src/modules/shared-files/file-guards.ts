@@ -2,8 +2,8 @@ import type { CollabEventType, FileLock, SharedFile } from '@hwp/contracts';
 import { AppError, ForbiddenError, NotFoundError } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import { atLeast } from '../workspaces/workspace-access';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import { atLeast } from '../workspace-access/workspace-access';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { FilePath } from './file-paths';
 import { pathOf } from './file-paths';
 import type {

@@ -10,7 +10,7 @@ import { ConflictError, ForbiddenError } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { CollabEvents } from '../events/events.service';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { FileComments } from './file-comments.service';
 import { type FileEvents, presentLock } from './file-guards';
 import { parsePath, pathOf } from './file-paths';

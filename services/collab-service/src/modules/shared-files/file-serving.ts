@@ -11,7 +11,7 @@ import {
 } from '@hwp/platform';
 import cors from 'cors';
 import type { Request, RequestHandler, Response } from 'express';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { checkFilename, type FilePath, pathOf } from './file-paths';
 import type { SharedFilesService } from './shared-files.service';
 

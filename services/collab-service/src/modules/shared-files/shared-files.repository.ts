@@ -1,6 +1,6 @@
 import { newId, preparedRows, queryRows } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 
 export interface FileRow {
   id: string;

@@ -22,7 +22,7 @@ import {
 } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import {
   assertCanWrite,
   assertUnlocked,

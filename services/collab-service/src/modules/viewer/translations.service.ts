@@ -24,7 +24,7 @@ import type { FileEvents } from '../shared-files/file-guards';
 import { branchFilename, type FilePath } from '../shared-files/file-paths';
 import { serveBlob, type UrlSigner } from '../shared-files/file-serving';
 import type { SharedFilesService } from '../shared-files/shared-files.service';
-import type { WorkspaceScope } from '../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 
 export interface TranslationRow {
   id: string;

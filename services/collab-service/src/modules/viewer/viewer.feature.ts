@@ -3,7 +3,7 @@ import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import { servingCors } from '../shared-files/file-serving';
 import type { SharedFilesExports } from '../shared-files/shared-files.feature';
-import type { WorkspaceAccessExports } from '../workspaces/workspace-access.feature';
+import type { WorkspaceAccessExports } from '../workspace-access/workspace-access.feature';
 import { CreateModelTranslations1764400000000 } from './migrations/1764400000000-CreateModelTranslations';
 import { TranslationLease1764800000000 } from './migrations/1764800000000-TranslationLease';
 import { lookupModel, serveModel, statusMap, translateFile } from './routes/viewer.routes';

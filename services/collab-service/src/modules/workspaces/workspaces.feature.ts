@@ -2,9 +2,9 @@ import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import type { IdentityModule } from '../identity/identity.module';
+import type { WorkspaceAccessExports } from '../workspace-access/workspace-access.feature';
 import { CreateIdentityAndWorkspaces1763900000000 } from './migrations/1763900000000-CreateIdentityAndWorkspaces';
 import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity';
-import type { WorkspaceAccessExports } from './workspace-access.feature';
 import {
   createWorkspace,
   getWorkspace,

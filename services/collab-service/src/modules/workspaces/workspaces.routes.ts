@@ -15,8 +15,8 @@ import {
 } from '@hwp/contracts';
 import { type BlobStore, ForbiddenError, NotFoundError } from '@hwp/platform';
 import { presentUser, type UsersService } from '../identity/users.service';
-import { fromParam, fromQuery } from './workspace-access';
-import { memberRoute, userRoute } from './workspace-route';
+import { fromParam, fromQuery } from '../workspace-access/workspace-access';
+import { memberRoute, userRoute } from '../workspace-access/workspace-route';
 import type { WorkspacesService } from './workspaces.service';
 
 /** Who has an open event stream in a workspace (the `online` flag of GET /v1/users). */

@@ -9,8 +9,8 @@ import { ConflictError, ForbiddenError, NotFoundError, newId } from '@hwp/platfo
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabEvents, EventActor } from '../events/events.service';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
+import { atLeast, type WorkspaceAccess } from '../workspace-access/workspace-access';
 import { WorkspaceEntity, type WorkspaceMemberEntity } from './workspace.entity';
-import { atLeast, type WorkspaceAccess } from './workspace-access';
 import { WorkspacesRepository } from './workspaces.repository';
 
 function present(workspace: WorkspaceEntity, role: WorkspaceRole): Workspace {

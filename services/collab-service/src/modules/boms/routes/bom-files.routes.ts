@@ -9,9 +9,9 @@ import { AppError, binaryResponse, type JobTimer, validateInput } from '@hwp/pla
 import type { Request, Response } from 'express';
 import { formFields, importSlot, spreadsheetUpload, theFile } from '../../parts/import/part-import.routes';
 import type { PartImportService } from '../../parts/import/part-import.service';
-import { fromBody, fromResource } from '../../workspaces/workspace-access';
-import { memberRoute, readRoute } from '../../workspaces/workspace-route';
-import type { WorkspaceScope } from '../../workspaces/workspace-scope';
+import { fromBody, fromResource } from '../../workspace-access/workspace-access';
+import { memberRoute, readRoute } from '../../workspace-access/workspace-route';
+import type { WorkspaceScope } from '../../workspace-access/workspace-scope';
 import {
   type ExportTable,
   erpTable,

@@ -21,8 +21,8 @@ import {
   type WorkspaceRole,
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
-import { fromBody, fromQuery, fromResource } from '../../workspaces/workspace-access';
-import { type MemberRouteSpec, memberRoute, readRoute } from '../../workspaces/workspace-route';
+import { fromBody, fromQuery, fromResource } from '../../workspace-access/workspace-access';
+import { type MemberRouteSpec, memberRoute, readRoute } from '../../workspace-access/workspace-route';
 import type { BomLinesService } from '../bom-lines.service';
 import type { BomStructureService } from '../bom-structure.service';
 import type { BomsService } from '../boms.service';

@@ -2,8 +2,8 @@ import { ErrorBodyDto, ImportPartsForm, ImportRejectedBody, ImportReport } from 
 import { AppError, type JobTimer, validateInput } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import multer from 'multer';
-import { fromBody, fromQuery } from '../../workspaces/workspace-access';
-import { memberRoute } from '../../workspaces/workspace-route';
+import { fromBody, fromQuery } from '../../workspace-access/workspace-access';
+import { memberRoute } from '../../workspace-access/workspace-route';
 import type { PartImportService } from './part-import.service';
 
 const MB = 1024 * 1024;

@@ -2,7 +2,7 @@ import type { ImportProgressData, ImportReport, ImportRowProblem } from '@hwp/co
 import { AppError, type Logger, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../../identity/collab-user.entity';
-import type { WorkspaceScope } from '../../workspaces/workspace-scope';
+import type { WorkspaceScope } from '../../workspace-access/workspace-scope';
 import type { BomSettingsService } from '../bom-settings.service';
 import { advanceCounters, highestSequences } from '../part-numbering';
 import { PartsRepository } from '../parts.repository';

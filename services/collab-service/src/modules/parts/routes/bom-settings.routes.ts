@@ -1,6 +1,6 @@
 import { BomSettings, ErrorBodyDto, UpdateBomSettingsRequest } from '@hwp/contracts';
-import { fromParam } from '../../workspaces/workspace-access';
-import { memberRoute } from '../../workspaces/workspace-route';
+import { fromParam } from '../../workspace-access/workspace-access';
+import { memberRoute } from '../../workspace-access/workspace-route';
 import type { BomSettingsService } from '../bom-settings.service';
 import { acceptSnakeCase } from './part-routing';
 

@@ -10,8 +10,8 @@ import {
   type WorkspaceRole,
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
-import { fromResource } from '../../workspaces/workspace-access';
-import { type MemberRouteSpec, memberRoute, readRoute } from '../../workspaces/workspace-route';
+import { fromResource } from '../../workspace-access/workspace-access';
+import { type MemberRouteSpec, memberRoute, readRoute } from '../../workspace-access/workspace-route';
 import type { PartVersionsService } from '../part-versions.service';
 import { acceptSnakeCase, CONFLICT, NOT_FOUND, TAGS } from './part-routing';
 

@@ -8,8 +8,8 @@ import {
   PartWorkspaceQuery,
   UpdatePartRequest,
 } from '@hwp/contracts';
-import { fromBody, fromQuery, fromResource } from '../../workspaces/workspace-access';
-import { memberRoute, readRoute } from '../../workspaces/workspace-route';
+import { fromBody, fromQuery, fromResource } from '../../workspace-access/workspace-access';
+import { memberRoute, readRoute } from '../../workspace-access/workspace-route';
 import type { PartsService } from '../parts.service';
 import { acceptSnakeCase, NOT_FOUND, TAGS } from './part-routing';
 

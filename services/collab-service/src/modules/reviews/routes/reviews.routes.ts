@@ -23,8 +23,8 @@ import {
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
 import { fromPath } from '../../shared-files/routes/file-routing';
-import { fromQuery, fromResource, namedOrSole } from '../../workspaces/workspace-access';
-import { memberRoute } from '../../workspaces/workspace-route';
+import { fromQuery, fromResource, namedOrSole } from '../../workspace-access/workspace-access';
+import { memberRoute } from '../../workspace-access/workspace-route';
 import type { ReviewsService } from '../reviews.service';
 import type { TasksService } from '../tasks.service';
 

@@ -2,7 +2,7 @@ import { ErrorBodyDto } from '@hwp/contracts';
 import { clientKey, createRateLimiter, type Logger } from '@hwp/platform';
 import type { Request } from 'express';
 import type { DataSource } from 'typeorm';
-import { fromBody, fromQuery, type RequestField } from '../../workspaces/workspace-access';
+import { fromBody, fromQuery, type RequestField } from '../../workspace-access/workspace-access';
 
 export const TAGS = ['files'];
 

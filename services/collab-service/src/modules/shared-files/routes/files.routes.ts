@@ -28,9 +28,9 @@ import {
   validateInput,
 } from '@hwp/platform';
 import type { Request, RequestHandler, Response } from 'express';
-import { fromBody, fromParam, fromQuery } from '../../workspaces/workspace-access';
-import { type CollabRoute, memberRoute, openRoute } from '../../workspaces/workspace-route';
-import type { WorkspaceScope } from '../../workspaces/workspace-scope';
+import { fromBody, fromParam, fromQuery } from '../../workspace-access/workspace-access';
+import { type CollabRoute, memberRoute, openRoute } from '../../workspace-access/workspace-route';
+import type { WorkspaceScope } from '../../workspace-access/workspace-scope';
 import { assertCanWrite } from '../file-guards';
 import { checkFilename, type FilePath, versionKey } from '../file-paths';
 import { parseServePath, serveFile, type UrlSigner } from '../file-serving';

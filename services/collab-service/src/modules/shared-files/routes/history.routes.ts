@@ -32,8 +32,8 @@ import {
 } from '@hwp/contracts';
 import type { RawQuery } from '@hwp/platform';
 import type { RequestHandler } from 'express';
-import { fromBody, fromQuery } from '../../workspaces/workspace-access';
-import { memberRoute } from '../../workspaces/workspace-route';
+import { fromBody, fromQuery } from '../../workspace-access/workspace-access';
+import { memberRoute } from '../../workspace-access/workspace-route';
 import type { FileBranchesService } from '../file-branches.service';
 import type { FileComments } from '../file-comments.service';
 import type { FileLocksService } from '../file-locks.service';

@@ -9,8 +9,8 @@ import {
 } from '@hwp/contracts';
 import { binaryResponse, type RawQuery } from '@hwp/platform';
 import type { RequestHandler } from 'express';
-import { fromBody, fromQuery } from '../../workspaces/workspace-access';
-import { type CollabRoute, memberRoute, openRoute } from '../../workspaces/workspace-route';
+import { fromBody, fromQuery } from '../../workspace-access/workspace-access';
+import { type CollabRoute, memberRoute, openRoute } from '../../workspace-access/workspace-route';
 import type { TranslationsService } from '../translations.service';
 
 const TAGS = ['viewer'];

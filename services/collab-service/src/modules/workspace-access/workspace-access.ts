@@ -8,8 +8,8 @@ import {
 } from '@hwp/platform';
 import type { Request, RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
+import { WorkspaceEntity, WorkspaceMemberEntity } from '../workspaces/workspace.entity';
 import type { ApiKeyAccess } from './api-keys';
-import { WorkspaceEntity, WorkspaceMemberEntity } from './workspace.entity';
 import { type WorkspaceAccess, WorkspaceScope } from './workspace-scope';
 
 export const ROLE_RANK: Record<WorkspaceRole, number> = { viewer: 0, engineer: 1, manager: 2, owner: 3 };
