@@ -519,14 +519,6 @@ export class FileLock {
   ttlMs: number;
 }
 
-/** `GET /v1/locks`: the valid lock, or null. */
-export class LockState {
-  @ValidateNested()
-  @Type(() => FileLock)
-  @Nullable()
-  lock: FileLock | null;
-}
-
 export class UnlockResult {
   @IsBoolean()
   unlocked: boolean;

@@ -3,7 +3,6 @@ import {
   LOCK_TTL_DEFAULT_MS,
   type LockAllResult,
   type LockNotifyResult,
-  type LockState,
   type UnlockResult,
 } from '@hwp/contracts';
 import { ConflictError, ForbiddenError } from '@hwp/platform';
@@ -46,9 +45,10 @@ export class FileLocksService {
     return new SharedFilesRepository(access.in(this.dataSource.manager));
   }
 
-  async current(access: WorkspaceScope, path: string): Promise<LockState> {
+  /** The valid lock on a path, or null (section 4.10: "current lock info or null"). */
+  async current(access: WorkspaceScope, path: string): Promise<FileLock | null> {
     const lock = await this.repo(access).validLock(pathOf(parsePath(path)));
-    return { lock: lock ? presentLock(lock) : null };
+    return lock ? presentLock(lock) : null;
   }
 
   /**

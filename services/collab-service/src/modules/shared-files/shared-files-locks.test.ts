@@ -48,7 +48,7 @@ describe('locks', () => {
       expect(answers.map((a) => a.status).sort()).toEqual([200, ...Array(19).fill(409)]);
       const winner = answers.find((a) => a.status === 200)?.body as FileLock;
       const current = await kit.as(t.viewer).get('/v1/locks').query({ path }).expect(200);
-      expect(current.body.lock).toEqual(winner);
+      expect(current.body).toEqual(winner);
       // Every loser is told who won, even one that raced the winner's commit.
       for (const lost of answers.filter((a) => a.status === 409)) {
         expect(lost.body).toMatchObject({
@@ -113,7 +113,7 @@ describe('locks', () => {
     await kit.as(c).post('/v1/locks/unlock').send({ path: second, lockId: held.lockId }).expect(200);
     const taken = await kit.as(a).post('/v1/locks/lock').send({ path: second }).expect(200);
     const now = await kit.as(b).get('/v1/locks').query({ path: second }).expect(200);
-    expect(now.body.lock).toEqual(taken.body);
+    expect(now.body).toEqual(taken.body);
   });
 
   test('while locked, others’ upload, delete, revert and merge get 423; after the ttl the lock is gone', async () => {
@@ -157,9 +157,8 @@ describe('locks', () => {
       "UPDATE shared_file_locks SET expires_at = now() - interval '1 second' WHERE lock_id = $1",
       [lock.lockId],
     );
-    expect((await kit.as(t.viewer).get('/v1/locks').query({ path }).expect(200)).body).toEqual({
-      lock: null,
-    });
+    const unlocked = await kit.as(t.viewer).get('/v1/locks').query({ path }).expect(200);
+    expect(unlocked.text).toBe('null');
     await kit.upload(t.manager, owner, 'part.step', 'v4', { baseVersion: sha('v3') }).expect(201);
   });
 
@@ -182,10 +181,10 @@ describe('locks', () => {
     const other = await collabMember(stack);
     await addMembers(stack, t.id, [[other, 'engineer']]);
     const seen = await kit.as(other).get('/v1/locks').query({ path }).expect(200);
-    expect(seen.body.lock.lockId).toBe(lock.lockId);
+    expect(seen.body.lockId).toBe(lock.lockId);
     await kit.as(other).post('/v1/locks/unlock').send({ path, lockId: lock.lockId }).expect(403);
     const still = await kit.as(t.viewer).get('/v1/locks').query({ path }).expect(200);
-    expect(still.body.lock).toMatchObject({ lockId: lock.lockId, owner: lock.owner });
+    expect(still.body).toMatchObject({ lockId: lock.lockId, owner: lock.owner });
 
     const stream = await SseClient.open(server.url, `/v1/events?workspace=${t.workspace}`, t.engineer.token);
     try {

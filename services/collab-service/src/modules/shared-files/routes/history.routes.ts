@@ -17,7 +17,6 @@ import {
   LockNotifyRequest,
   LockNotifyResult,
   LockRequest,
-  LockState,
   MergeRequest,
   PathQuery,
   ResolveConflictRequest,
@@ -214,7 +213,12 @@ export const currentLock = (locks: FileLocksService) =>
     role: 'viewer',
     workspace: fromPath(),
     query: PathQuery,
-    responses: { 200: { description: 'The lock', schema: LockState } },
+    responses: {
+      200: {
+        description: 'The valid lock, or `null` when the path is not locked',
+        schema: { oneOf: [{ $ref: '#/components/schemas/FileLock' }, { type: 'null' }] },
+      },
+    },
     handler: ({ query, workspace }) => locks.current(workspace, query.path),
   });
 
