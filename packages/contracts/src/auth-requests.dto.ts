@@ -67,6 +67,22 @@ export class EmailCodeRequest {
   redirect_to?: string;
 }
 
+/** What `resend` sends again: a signup's confirmation by email or SMS, or an email or phone change's code. */
+export const RESEND_TYPES = ['signup', 'sms', 'email_change', 'phone_change'] as const;
+export type ResendType = (typeof RESEND_TYPES)[number];
+
+/** `POST /auth/resend` and `POST /auth/v1/resend` (auth-js `resend()`): one of `email` or `phone`. */
+export class ResendRequest extends AddressFields {
+  @IsIn(RESEND_TYPES)
+  type: ResendType;
+
+  /** Where the link in the email lands after verification (must be an allowed origin). */
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @MaxLength(2048)
+  redirect_to?: string;
+}
+
 /** `POST /auth/phone-otp`. */
 export class PhoneOtpRequest {
   @IsE164()

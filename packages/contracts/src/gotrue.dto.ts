@@ -10,7 +10,14 @@ import {
   MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { AddressFields, CodeRedemptionFields, SignupRequest, TokenRequest } from './auth-requests.dto';
+import {
+  AddressFields,
+  CodeRedemptionFields,
+  RESEND_TYPES,
+  type ResendType,
+  SignupRequest,
+  TokenRequest,
+} from './auth-requests.dto';
 import { User } from './auth-user.dto';
 import { IsEmailAddress, MAX_PASSWORD_LENGTH } from './auth-validators';
 import { FieldErrorDto } from './error-body.dto';
@@ -118,6 +125,12 @@ export class GoTrueOtpRequest extends GoTrueContactFields {
 export class GoTrueVerifyRequest extends CodeRedemptionFields {
   @IsIn(GOTRUE_VERIFY_TYPES)
   type: GoTrueVerifyType;
+}
+
+/** `POST /auth/v1/resend`: `{ type, email }` or `{ type, phone }` (the link target is the `redirect_to` query). */
+export class GoTrueResendRequest extends AddressFields {
+  @IsIn(RESEND_TYPES)
+  type: ResendType;
 }
 
 /** `POST /auth/v1/recover`. */

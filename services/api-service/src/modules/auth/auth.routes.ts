@@ -1,7 +1,7 @@
 import type { ApiRouter } from '@hwp/platform';
 import { type AuthRouteDeps, authRouting } from './routes/auth-routing';
 import { logout } from './routes/logout.routes';
-import { magicLink, recover, verifyLink } from './routes/magic-link.routes';
+import { magicLink, recover, resend, verifyLink } from './routes/magic-link.routes';
 import { phoneOtp, verifyCode, verifyPhoneOtp } from './routes/otp.routes';
 import { login, phoneLogin, signup, token } from './routes/password.routes';
 import { refresh } from './routes/refresh.routes';
@@ -27,6 +27,7 @@ export function mountAuthRoutes(api: ApiRouter, deps: AuthRouteDeps): void {
     verifyCode,
     verifyLink,
     recover,
+    resend,
     logout,
     getUser,
     updateUser,

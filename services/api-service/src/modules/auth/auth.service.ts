@@ -62,6 +62,10 @@ export class AuthService {
     return this.codeSignIn.sendPasswordless(...args);
   }
 
+  resend(...args: Parameters<CodeSignIn['resend']>) {
+    return this.codeSignIn.resend(...args);
+  }
+
   recover(...args: Parameters<CodeSignIn['recover']>) {
     return this.codeSignIn.recover(...args);
   }

@@ -3,6 +3,7 @@ import {
   GoTrueErrorBody,
   GoTrueOtpRequest,
   GoTrueRecoverRequest,
+  GoTrueResendRequest,
   GoTrueSession,
   GoTrueSignupRequest,
   GoTrueTokenQuery,
@@ -193,6 +194,21 @@ export function mountGoTrueRoutes(api: ApiRouter, app: Express, deps: AuthRouteD
           clientMeta(req),
         ),
       ),
+  });
+
+  route({
+    method: 'post',
+    path: '/resend',
+    summary: "GoTrue resend: a signup's confirmation code again (auth-js `resend()`)",
+    description:
+      'The same answer for every address: only a signup awaiting confirmation gets a fresh code. ' +
+      '`email_change` and `phone_change` send nothing (this host offers no email or phone change).',
+    body: GoTrueResendRequest,
+    responses: { 200: { description: 'Sent (if a confirmation is pending)', schema: GoTrueEmpty } },
+    handler: async ({ body, req }) => {
+      await auth.resend(body.type, body, redirectOf(req));
+      return {};
+    },
   });
 
   route({

@@ -1,4 +1,4 @@
-import { EmailCodeRequest, MessageResponse, VerifyLinkQuery } from '@hwp/contracts';
+import { EmailCodeRequest, MessageResponse, ResendRequest, VerifyLinkQuery } from '@hwp/contracts';
 import { AppError } from '@hwp/platform';
 import { type AuthRouting, clientMeta } from './auth-routing';
 
@@ -74,4 +74,19 @@ export const recover = (routing: AuthRouting) =>
     body: EmailCodeRequest,
     responses: { 200: { description: 'Sent (if the account exists)', schema: MessageResponse } },
     handler: ({ body }) => routing.auth.recover(body.email, body.redirect_to),
+  });
+
+export const resend = (routing: AuthRouting) =>
+  routing.openRoute({
+    method: 'post',
+    path: '/auth/resend',
+    summary: "Send a signup's confirmation code again",
+    description:
+      'Always 200 with the same message: an address whose signup awaits confirmation gets a fresh code ' +
+      '(`signup` by email, `sms` by phone); an unknown or confirmed address gets nothing. A second request ' +
+      'within 60 s answers 429, for every address. This host offers no email or phone change, so ' +
+      '`email_change` and `phone_change` never send anything.',
+    body: ResendRequest,
+    responses: { 200: { description: 'Sent (if a confirmation is pending)', schema: MessageResponse } },
+    handler: ({ body }) => routing.auth.resend(body.type, body, body.redirect_to),
   });
