@@ -138,6 +138,15 @@ describe.each(hosts)('%s HTTP conventions', (_label, definition, loadConfig, pro
     ]);
   });
 
+  it('gives one clear message per bad query parameter', async () => {
+    const res = await request(service.app).get(probesPath).query({ page: 'abc', pageSize: '0' }).expect(400);
+    expectErrorBody(res.body, 'validation_failed', probesPath);
+    expect(res.body.errors).toEqual([
+      { field: 'page', message: 'page must be a whole number from 1 to 10000000' },
+      { field: 'pageSize', message: 'pageSize must be a whole number from 1 to 500' },
+    ]);
+  });
+
   it('echoes X-Request-Id and writes it into the log line of the request', async () => {
     const res = await request(service.app)
       .get('/no/such/thing')

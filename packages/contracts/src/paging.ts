@@ -11,18 +11,21 @@ export const MAX_PAGE_SIZE = 500;
  */
 export const MAX_PAGE = 10_000_000;
 
+const PAGE_MESSAGE = `page must be a whole number from 1 to ${MAX_PAGE}`;
+const PAGE_SIZE_MESSAGE = `pageSize must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
+
 /** `?page&pageSize` of every list route; `page` starts at 1. List queries extend it. */
 export class PageQuery {
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGE)
+  @IsInt({ message: PAGE_MESSAGE })
+  @Min(1, { message: PAGE_MESSAGE })
+  @Max(MAX_PAGE, { message: PAGE_MESSAGE })
   page?: number;
 
   @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
+  @IsInt({ message: PAGE_SIZE_MESSAGE })
+  @Min(1, { message: PAGE_SIZE_MESSAGE })
+  @Max(MAX_PAGE_SIZE, { message: PAGE_SIZE_MESSAGE })
   pageSize?: number;
 }
 

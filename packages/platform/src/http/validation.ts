@@ -34,14 +34,41 @@ memoizeRuleLookup();
 /** What a field that was not sent at all answers, instead of every rule it would have to meet. */
 export const REQUIRED_MESSAGE = 'is required';
 
+/**
+ * Rules that say what kind of value a field takes. When one of them fails, the field's range and
+ * length rules fail too (`page=abc` is not an integer, so neither at least 1 nor at most the
+ * maximum): only the kind is reported, so every bad field gets one clear message.
+ */
+const KIND_RULES = [
+  'isInt',
+  'isNumber',
+  'isBoolean',
+  'isString',
+  'isArray',
+  'isObject',
+  'isUuid',
+  'isIso8601',
+  'isDateString',
+  'isIn',
+  'isEnum',
+];
+
+/** One message for a field: the failed kind rule alone, else every failed rule (duplicates once). */
+function messageOf(constraints: Record<string, string>): string {
+  const kind = KIND_RULES.find((rule) => rule in constraints);
+  if (kind) return constraints[kind];
+  return [...new Set(Object.values(constraints))].join('; ');
+}
+
 function flatten(errors: ClassValidationError[], prefix = ''): FieldError[] {
   const out: FieldError[] = [];
   for (const error of errors) {
     const field = prefix ? `${prefix}.${error.property}` : error.property;
-    const messages = Object.values(error.constraints ?? {});
-    // Optional fields skip validation when absent, so an absent field with constraints is required.
-    if (error.value === undefined && messages.length > 0) out.push({ field, message: REQUIRED_MESSAGE });
-    else for (const message of messages) out.push({ field, message });
+    const constraints = error.constraints ?? {};
+    if (Object.keys(constraints).length > 0) {
+      // Optional fields skip validation when absent, so an absent field with constraints is required.
+      out.push({ field, message: error.value === undefined ? REQUIRED_MESSAGE : messageOf(constraints) });
+    }
     if (error.children?.length) out.push(...flatten(error.children, field));
   }
   return out;
