@@ -80,10 +80,19 @@ export class OpenApiBuilder {
 
   build(): JsonSchema {
     const schemas = contractSchemas();
+    // A class without a decorated property of its own has no metadata, hence no schema: it has its
+    // nearest ancestor's (`ChatHistoryQuery extends PageQuery {}`), else an empty object.
+    const ensureSchema = (dto: ClassConstructor<object>): JsonSchema => {
+      let ancestor: unknown = dto;
+      while (isClass(ancestor) && !schemas[ancestor.name]) ancestor = Object.getPrototypeOf(ancestor);
+      schemas[dto.name] ??= isClass(ancestor)
+        ? structuredClone(schemas[ancestor.name])
+        : { type: 'object', properties: {} };
+      return schemas[dto.name];
+    };
     const schemaOf = (value: ClassConstructor<object> | JsonSchema): JsonSchema => {
       if (!isClass(value)) return value;
-      // A class without one decorated property has no metadata, hence no schema: an empty object.
-      schemas[value.name] ??= { type: 'object', properties: {} };
+      ensureSchema(value);
       return { $ref: `${REF_PREFIX}${value.name}` };
     };
 
@@ -97,7 +106,7 @@ export class OpenApiBuilder {
         schema: pathParamSchema(name),
       }));
       if (op.query) {
-        const querySchema = schemas[op.query.name] ?? { properties: {} };
+        const querySchema = ensureSchema(op.query);
         const properties = (querySchema.properties ?? {}) as Record<string, JsonSchema>;
         const required = new Set((querySchema.required as string[] | undefined) ?? []);
         for (const [name, schema] of Object.entries(properties)) {

@@ -47,6 +47,16 @@ export class FilesRepository {
     return new Map(rows.map((r) => [r.id, r]));
   }
 
+  /** One page of a file's revisions, newest first, with their count. */
+  revisionsPage(fileId: string, page: number, pageSize: number): Promise<[FileRevisionEntity[], number]> {
+    return this.revisions.findAndCount({
+      where: { fileId },
+      order: { number: 'DESC' },
+      skip: (page - 1) * pageSize,
+      take: pageSize,
+    });
+  }
+
   revisionsOf(fileId: string): Promise<FileRevisionEntity[]> {
     return this.revisions.find({ where: { fileId }, order: { number: 'DESC' } });
   }

@@ -295,11 +295,18 @@ export class FilesService {
     for (const key of keys) await this.blobs.delete(key).catch(() => undefined);
   }
 
-  async revisions(tenant: ResolvedTenant, userId: string, id: string): Promise<FileRevisionList> {
+  async revisions(
+    tenant: ResolvedTenant,
+    userId: string,
+    id: string,
+    query: PageQuery,
+  ): Promise<FileRevisionList> {
     const repo = this.repo(tenant);
     const file = await this.authorized(repo, await this.actor(userId, tenant), id, 'view');
-    const items = (await repo.revisionsOf(file.id)).map((r) => presentRevision(r, file));
-    return { items, total: items.length, page: 1, pageSize: Math.max(items.length, 1) };
+    const page = query.page ?? 1;
+    const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
+    const [rows, total] = await repo.revisionsPage(file.id, page, pageSize);
+    return { items: rows.map((r) => presentRevision(r, file)), total, page, pageSize };
   }
 
   async revision(

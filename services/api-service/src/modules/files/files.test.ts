@@ -185,6 +185,10 @@ describe('revisions', () => {
       [2, null, false],
       [1, null, false],
     ]);
+    // Paged as every list: page 2 of size 2 holds the oldest, with the total of all three.
+    const paged = await client.get(`/files/${first.id}/revisions`).query({ page: 2, pageSize: 2 });
+    expect(paged.body).toMatchObject({ total: 3, page: 2, pageSize: 2 });
+    expect(paged.body.items.map((r: { number: number }) => r.number)).toEqual([1]);
     const one = await client.get(`/files/${first.id}/revisions/${second.current_revision_id}`);
     expect(one.body).toMatchObject({ number: 2, size: 6, current: false });
     expect((await client.get(`/files/${first.id}/revisions/${first.id}`)).status).toBe(404);

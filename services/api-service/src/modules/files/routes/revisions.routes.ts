@@ -1,18 +1,19 @@
-import { FileRecord, FileRevision, FileRevisionList } from '@hwp/contracts';
+import { FileRecord, FileRevision, FileRevisionList, PageQuery } from '@hwp/contracts';
 import { caller, type FileRouting, fileForbidden, fileNotFound } from './file-routing';
 
 export const listRevisions = ({ fileRoute, files }: FileRouting) =>
   fileRoute({
     method: 'get',
     path: '/files/:file_id/revisions',
-    summary: 'Every revision of the file, newest first',
+    summary: 'The revisions of the file, newest first, a page at a time',
+    query: PageQuery,
     responses: {
       200: { description: 'The revisions (one page)', schema: FileRevisionList },
       404: fileNotFound,
     },
-    handler: ({ params, req }) => {
+    handler: ({ params, query, req }) => {
       const { userId, tenant } = caller(req);
-      return files.revisions(tenant, userId, params.file_id);
+      return files.revisions(tenant, userId, params.file_id, query);
     },
   });
 
