@@ -136,6 +136,31 @@ describe('the compose files', () => {
     expect(active(prod, ['local-mail']).map(([name]) => name)).toContain('mailpit');
   });
 
+  test('both services name the gateway as where clients reach each host', () => {
+    const gatewayUrl = (doc: Doc) => {
+      const published = services(doc).gateway.ports?.[0].split(':')[0];
+      return `http://localhost:${published}`;
+    };
+    // One anchor: each host hands out URLs under its own setting and links to the other's.
+    for (const [doc, expected] of [
+      [base, gatewayUrl(base)],
+      [
+        load('docker-compose.yml', {
+          ...DOT_ENV,
+          PUBLIC_API_URL: 'https://plm.example.com',
+          PUBLIC_COLLAB_URL: 'https://plm.example.com',
+        }),
+        'https://plm.example.com',
+      ],
+    ] as const)
+      for (const name of ['api-service', 'collab-service']) {
+        const env = services(doc)[name].environment ?? {};
+        expect([name, env.PUBLIC_API_URL, env.PUBLIC_COLLAB_URL]).toEqual([name, expected, expected]);
+        // The deprecated alias would stand for only one of them.
+        expect(env.PUBLIC_BASE_URL).toBeUndefined();
+      }
+  });
+
   test('publishes only the gateway on every interface; everything else on loopback or not at all', () => {
     for (const [name, service] of active(base, ['observability', 'scan']))
       for (const port of service.ports ?? [])

@@ -40,8 +40,8 @@ describe('the nginx gateway in front of both services', () => {
     url = `http://127.0.0.1:${gatewayPort}`;
     services = await startTwoServices({
       name: 'gw',
-      // As in docker-compose: one proxy hop, links and pre-signed URLs on the gateway's address.
-      env: { TRUST_PROXY: '1', PUBLIC_BASE_URL: url, SITE_URL: url },
+      // As in docker-compose: one proxy hop, both hosts' public URLs the gateway's address.
+      env: { TRUST_PROXY: '1', PUBLIC_API_URL: url, PUBLIC_COLLAB_URL: url, SITE_URL: url },
       apiEnv: { SMTP_URL: smtp.url, BLOB_DIR: join(blobDir, 'api') },
       collabEnv: { BLOB_DIR: join(blobDir, 'collab'), BLOB_SIGNING_KEY: collabBlobKey },
       replicas: 2,
@@ -178,6 +178,108 @@ describe('the nginx gateway in front of both services', () => {
 
     const beyond = await fetch(signed, { headers: { range: `bytes=${whole.length + 10}-` } });
     expect(beyond.status).toBe(416);
+  });
+
+  it('hands out pre-signed upload URLs naming the gateway, which store the object through it', async () => {
+    const { token } = await signedUpUser();
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const content = randomBytes(3000);
+    const started = await fetch(`${url}/files/upload-url`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'through-the-gateway.bin', size: content.length }),
+    });
+    expect(started.status).toBe(201);
+    const { upload_id, parts } = (await started.json()) as {
+      upload_id: string;
+      parts: { part_number: number; url: string }[];
+    };
+    expect(parts).toHaveLength(1);
+    // The address the browser used, not a replica's own (the gateway routes /blobs/ to the API host).
+    expect(parts[0].url.startsWith(`${url}/blobs/`)).toBe(true);
+    const put = await fetch(parts[0].url, { method: 'PUT', body: content });
+    expect(put.status).toBe(200);
+    const etag = put.headers.get('etag');
+    expect(etag).toBeTruthy();
+
+    const completed = await fetch(`${url}/files/upload-complete`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ upload_id, parts: [{ part_number: 1, etag }] }),
+    });
+    expect(completed.status).toBe(201);
+    const file = (await completed.json()) as { id: string; size: number; url: string };
+    expect(file.size).toBe(content.length);
+    const downloaded = await expectEventually(async () => {
+      const res = await fetch(`${url}${file.url}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      return Buffer.from(await res.arrayBuffer());
+    });
+    expect(downloaded).toEqual(content);
+  });
+
+  it('signs collaboration URLs with the gateway address, and serves them through it', async () => {
+    const { token } = await signedUpUser();
+    const init = await collab(token, 'POST', '/v1/users/init', {});
+    expect(init.status).toBe(200);
+    const username = (init.body.user as { username: string }).username;
+    const workspace = `gw-${randomBytes(4).toString('hex')}`;
+    expect((await collab(token, 'POST', '/v1/workspaces', { name: workspace })).status).toBe(201);
+    const content = Buffer.from('signed through the gateway');
+    const form = new FormData();
+    form.append('file', new Blob([content], { type: 'text/plain' }), 'signed.txt');
+    const uploaded = await fetch(`${url}/v1/upload?${new URLSearchParams({ workspace, username })}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body: form,
+    });
+    expect(uploaded.status).toBe(201);
+
+    const path = `/v1/serve/${workspace}/${username}/signed.txt`;
+    const signed = await collab(token, 'GET', `/signed-url?${new URLSearchParams({ path })}`);
+    expect(signed.status).toBe(200);
+    const link = signed.body.url as string;
+    expect(link.startsWith(`${url}/v1/serve-signed/${workspace}/${username}/signed.txt?`)).toBe(true);
+    // PUBLIC_COLLAB_URL, not the request's Host: a request naming another host gets the same base.
+    const elsewhere = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest(`${url}/signed-url?${new URLSearchParams({ path })}`, {
+        headers: { host: 'elsewhere.example', authorization: `Bearer ${token}` },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve((JSON.parse(body) as { url: string }).url));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(elsewhere.startsWith(`${url}/v1/serve-signed/`)).toBe(true);
+    // Whichever replica answers, without credentials.
+    for (let i = 0; i < 2; i++) {
+      const served = await fetch(link);
+      expect(served.status).toBe(200);
+      expect(Buffer.from(await served.arrayBuffer())).toEqual(content);
+    }
+  });
+
+  it('emails links naming the gateway, which land on SITE_URL signed in', async () => {
+    const email = uniqueEmail('gw-link');
+    const signup = await fetch(`${url}/auth/v1/signup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'correct horse battery' }),
+    });
+    expect(signup.status).toBe(200);
+    const mail = await smtp.nextMessage(email);
+    const link = /https?:\/\/[^\s"<>]+/.exec(mail.text)?.[0] as string;
+    expect(link.startsWith(`${url}/auth/verify?`)).toBe(true);
+    expect(new URL(link).searchParams.get('redirect_to')).toBe(url);
+    const landed = await fetch(link, { redirect: 'manual' });
+    expect(landed.status).toBe(303);
+    expect(landed.headers.get('location')).toMatch(new RegExp(`^${url}/?#access_token=`));
   });
 
   it('refuses an upload above the gateway limit before it reaches a service', async () => {

@@ -47,7 +47,7 @@ export class ImageOperationResult {
   @IsIn(IMAGE_OPERATION_STATUSES)
   status: ImageOperationStatus;
 
-  /** URLs (`/files/{id}/download`) of the images the operation saved. */
+  /** URLs (`<PUBLIC_API_URL>/files/{id}/download`; a path when that is unset) of the images the operation saved. */
   @IsString({ each: true })
   generated_images: string[];
 

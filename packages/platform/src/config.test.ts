@@ -1,5 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { baseConfigSpecs, ConfigError, loadConfig, pemPrivateKey, pemPublicKeys } from './config';
+import {
+  baseConfigSpecs,
+  ConfigError,
+  loadConfig,
+  ownPublicUrl,
+  pemPrivateKey,
+  pemPublicKeys,
+} from './config';
 
 describe('loadConfig', () => {
   it('applies the documented defaults when nothing is set', () => {
@@ -51,6 +58,76 @@ describe('loadConfig', () => {
     );
   });
 });
+
+describe('public URLs (PUBLIC_API_URL, PUBLIC_COLLAB_URL; PUBLIC_BASE_URL deprecated)', () => {
+  const api = (env: NodeJS.ProcessEnv) =>
+    loadConfig(env, baseConfigSpecs(3000), [], { ownPublicUrl: 'PUBLIC_API_URL' });
+  const collab = (env: NodeJS.ProcessEnv) =>
+    loadConfig(env, baseConfigSpecs(4000), [], { ownPublicUrl: 'PUBLIC_COLLAB_URL' });
+  const both = {
+    PUBLIC_API_URL: 'https://plm.example.com/',
+    PUBLIC_COLLAB_URL: 'https://collab.example.com',
+  };
+
+  it("gives each host its own URL and the other host's, without a trailing slash", () => {
+    for (const config of [api(both), collab(both)])
+      expect([config.PUBLIC_API_URL, config.PUBLIC_COLLAB_URL]).toEqual([
+        'https://plm.example.com',
+        'https://collab.example.com',
+      ]);
+    expect(ownPublicUrl(api(both))).toBe('https://plm.example.com');
+    expect(ownPublicUrl(collab(both))).toBe('https://collab.example.com');
+  });
+
+  it("takes the deprecated PUBLIC_BASE_URL as the running host's own setting when that is unset", () => {
+    const old = { PUBLIC_BASE_URL: 'https://old.example.com/' };
+    expect(api(old)).toMatchObject({
+      PUBLIC_API_URL: 'https://old.example.com',
+      PUBLIC_COLLAB_URL: undefined,
+    });
+    expect(collab(old)).toMatchObject({
+      PUBLIC_COLLAB_URL: 'https://old.example.com',
+      PUBLIC_API_URL: undefined,
+    });
+    expect(ownPublicUrl(collab(old))).toBe('https://old.example.com');
+    // The other host's setting beside it is fine: the alias stands for this host's only.
+    expect(collab({ ...old, PUBLIC_API_URL: 'https://api.example.com' })).toMatchObject({
+      PUBLIC_API_URL: 'https://api.example.com',
+      PUBLIC_COLLAB_URL: 'https://old.example.com',
+    });
+  });
+
+  it("refuses a PUBLIC_BASE_URL that contradicts the host's own setting, and accepts one that agrees", () => {
+    expect(() => api({ ...both, PUBLIC_BASE_URL: 'https://collab.example.com' })).toThrow(
+      'PUBLIC_BASE_URL is a deprecated alias of PUBLIC_API_URL and differs from it: set PUBLIC_API_URL alone',
+    );
+    expect(() => collab({ ...both, PUBLIC_BASE_URL: 'https://plm.example.com' })).toThrow(
+      /PUBLIC_BASE_URL is a deprecated alias of PUBLIC_COLLAB_URL/,
+    );
+    expect(ownPublicUrl(api({ ...both, PUBLIC_BASE_URL: 'https://plm.example.com' }))).toBe(
+      'https://plm.example.com',
+    );
+  });
+
+  it('falls back to the local address of the port when nothing is set (the embedded default)', () => {
+    expect(ownPublicUrl(api({}))).toBe('http://127.0.0.1:3000');
+    expect(ownPublicUrl(collab({ PORT: '4100', PUBLIC_API_URL: 'https://plm.example.com' }))).toBe(
+      'http://127.0.0.1:4100',
+    );
+    expect(problemsOf(() => api({ PUBLIC_COLLAB_URL: 'ftp://files.example.com' }))).toEqual({
+      PUBLIC_COLLAB_URL: 'must be a URL with scheme http or https (got "ftp")',
+    });
+  });
+});
+
+function problemsOf(load: () => unknown): Record<string, string> {
+  try {
+    load();
+    return {};
+  } catch (error) {
+    return (error as ConfigError).problems;
+  }
+}
 
 describe('config validators', () => {
   const problems = (env: NodeJS.ProcessEnv, specs: object = baseConfigSpecs(3000)) => {

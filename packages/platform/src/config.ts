@@ -62,7 +62,18 @@ export function baseConfigSpecs(defaultPort: number) {
     S3_SECRET_ACCESS_KEY: str({ default: undefined }),
     S3_FORCE_PATH_STYLE: flag({ default: true }),
     S3_PUBLIC_ENDPOINT: httpUrl({ default: undefined, desc: 'Endpoint written into pre-signed URLs' }),
-    PUBLIC_BASE_URL: httpUrl({ default: undefined, desc: 'Where clients reach this service (links)' }),
+    PUBLIC_API_URL: httpUrl({
+      default: undefined,
+      desc: 'Where clients reach the API host (behind a gateway: the gateway). Every URL the API host hands out starts with it; unset: http://127.0.0.1:PORT on the API host',
+    }),
+    PUBLIC_COLLAB_URL: httpUrl({
+      default: undefined,
+      desc: 'Where clients reach the collaboration host (behind a gateway: the gateway). Every URL the collaboration host hands out starts with it; unset: http://127.0.0.1:PORT on the collaboration host',
+    }),
+    PUBLIC_BASE_URL: httpUrl({
+      default: undefined,
+      desc: "Deprecated alias of the running host's own PUBLIC_API_URL or PUBLIC_COLLAB_URL (used when that is unset; must not differ from it)",
+    }),
     SHUTDOWN_TIMEOUT_MS: durationMs({ default: 10_000 }),
     JSON_BODY_LIMIT_KB: positiveInt({ default: 1024 }),
     MAX_UPLOAD_MB: positiveInt({ default: 200 }),
@@ -114,11 +125,51 @@ const handlersBelowPool: ConfigCheck = (c) =>
       }
     : {};
 
+/** The setting naming where clients reach a host: each host hands out URLs under its own. */
+export type PublicUrlSetting = 'PUBLIC_API_URL' | 'PUBLIC_COLLAB_URL';
+
+export interface LoadConfigOptions {
+  /**
+   * The running host's own public URL setting. The deprecated PUBLIC_BASE_URL stands in for it when
+   * it is unset; after loading, PUBLIC_BASE_URL holds this host's own URL whichever variable gave it.
+   */
+  ownPublicUrl?: PublicUrlSetting;
+}
+
+const withoutTrailingSlash = (url: unknown) =>
+  typeof url === 'string' ? url.replace(/\/+$/, '') : undefined;
+
+/** PUBLIC_BASE_URL may stand for the host's own setting, never contradict it (which one would win?). */
+const publicUrlAlias =
+  (own: PublicUrlSetting): ConfigCheck =>
+  (c) => {
+    const [alias, mine] = [withoutTrailingSlash(c.PUBLIC_BASE_URL), withoutTrailingSlash(c[own])];
+    return alias !== undefined && mine !== undefined && alias !== mine
+      ? { PUBLIC_BASE_URL: `is a deprecated alias of ${own} and differs from it: set ${own} alone` }
+      : {};
+  };
+
+/**
+ * Where clients reach the running host, without a trailing slash: its PUBLIC_API_URL or
+ * PUBLIC_COLLAB_URL (the loader resolved it into PUBLIC_BASE_URL), else `http://127.0.0.1:PORT`,
+ * the embedded default. Never the request's Host or X-Forwarded-* headers: every URL a host hands
+ * out is the same whoever asks and however the request came in.
+ */
+export function ownPublicUrl(config: { readonly PUBLIC_BASE_URL?: string; readonly PORT: number }): string {
+  return config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`;
+}
+
 /**
  * Validates `env` against `specs` and `checks` and returns the typed, frozen result, or throws one
  * ConfigError naming every missing or malformed variable.
  */
-export function loadConfig<S extends object>(env: NodeJS.ProcessEnv, specs: S, checks: ConfigCheck[] = []) {
+export function loadConfig<S extends object>(
+  env: NodeJS.ProcessEnv,
+  specs: S,
+  checks: ConfigCheck[] = [],
+  options: LoadConfigOptions = {},
+) {
+  const own = options.ownPublicUrl;
   // Empty strings mean "unset" (docker-compose writes `VAR=` for blanks).
   const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const cleaned = cleanEnv(present, specs, {
@@ -128,7 +179,8 @@ export function loadConfig<S extends object>(env: NodeJS.ProcessEnv, specs: S, c
         if (!error) continue;
         problems[name] = error instanceof EnvMissingError ? 'is required' : (error as Error).message;
       }
-      for (const check of [s3Credentials, handlersBelowPool, ...checks]) {
+      const aliasCheck = own ? [publicUrlAlias(own)] : [];
+      for (const check of [s3Credentials, handlersBelowPool, ...aliasCheck, ...checks]) {
         for (const [name, why] of Object.entries(check(values as Record<string, unknown>))) {
           if (why) problems[name] ??= why;
         }
@@ -136,5 +188,12 @@ export function loadConfig<S extends object>(env: NodeJS.ProcessEnv, specs: S, c
       if (Object.keys(problems).length > 0) throw new ConfigError(problems);
     },
   });
-  return Object.freeze({ ...cleaned });
+  const values: Record<string, unknown> = { ...cleaned };
+  for (const name of ['PUBLIC_API_URL', 'PUBLIC_COLLAB_URL', 'PUBLIC_BASE_URL'])
+    if (name in values) values[name] = withoutTrailingSlash(values[name]);
+  if (own) {
+    values[own] ??= values.PUBLIC_BASE_URL;
+    values.PUBLIC_BASE_URL = values[own];
+  }
+  return Object.freeze(values as typeof cleaned);
 }

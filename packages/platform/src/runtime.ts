@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import { type BlobStore, createBlobStore } from './blob';
 import { AmqpTransport, type Bus, createBus, deadLetterTable, MemoryBroker } from './bus';
+import { ownPublicUrl } from './config';
 import { type ClassType, createDataSource, ensureDatabaseExists, openDatabase } from './db/data-source';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded-postgres';
 import { Lifecycle } from './lifecycle';
@@ -32,6 +33,14 @@ export interface BaseConfig {
   readonly S3_SECRET_ACCESS_KEY?: string;
   readonly S3_FORCE_PATH_STYLE: boolean;
   readonly S3_PUBLIC_ENDPOINT?: string;
+  /** Where clients reach the API host (no trailing slash); unset: the embedded default. */
+  readonly PUBLIC_API_URL?: string;
+  /** Where clients reach the collaboration host (no trailing slash); unset: the embedded default. */
+  readonly PUBLIC_COLLAB_URL?: string;
+  /**
+   * After loading, this host's own public URL (PUBLIC_API_URL or PUBLIC_COLLAB_URL, or the
+   * deprecated variable PUBLIC_BASE_URL standing in for it); read it through `ownPublicUrl()`.
+   */
   readonly PUBLIC_BASE_URL?: string;
   readonly SHUTDOWN_TIMEOUT_MS: number;
   readonly JSON_BODY_LIMIT_KB: number;
@@ -195,7 +204,6 @@ export async function createServiceRuntime<C extends BaseConfig>(
     purge.unref();
     closers.push({ name: 'outbox-purge', close: async () => clearInterval(purge) });
 
-    const publicBase = config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`;
     const blobs = createBlobStore({
       s3: config.S3_BUCKET
         ? {
@@ -211,7 +219,8 @@ export async function createServiceRuntime<C extends BaseConfig>(
           }
         : undefined,
       fsRoot: resolve(config.BLOB_DIR ?? join(serviceDir, 'blobs')),
-      publicBaseUrl: `${publicBase.replace(/\/$/, '')}${definition.blobRoutePrefix}`,
+      // Pre-signed URLs name where clients reach this host (the gateway routes the prefix here).
+      publicBaseUrl: `${ownPublicUrl(config)}${definition.blobRoutePrefix}`,
       signingKey: config.BLOB_SIGNING_KEY ?? persistentSecret(serviceDir, 'blob-signing.key'),
     });
     if (blobs.driver === 's3') await (blobs as { ensureBucket?: () => Promise<void> }).ensureBucket?.();

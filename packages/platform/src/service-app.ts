@@ -55,10 +55,11 @@ export function createServiceApp<C extends BaseConfig>(
     rawBodyPrefixes: [`${deps.blobRoutePrefix}/`],
     openapi: {
       version: '1',
-      // Where clients reach the service; without PUBLIC_BASE_URL, the host serving the document.
+      // Where clients reach the service (its PUBLIC_API_URL or PUBLIC_COLLAB_URL, which the loader
+      // resolved into PUBLIC_BASE_URL); unconfigured, the host serving the document.
       servers: [
         deps.config.PUBLIC_BASE_URL
-          ? { url: deps.config.PUBLIC_BASE_URL.replace(/\/+$/, ''), description: 'PUBLIC_BASE_URL' }
+          ? { url: deps.config.PUBLIC_BASE_URL, description: 'Where clients reach this host' }
           : { url: '/', description: 'The host serving this document' },
       ],
       ...options.openapi,

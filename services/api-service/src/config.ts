@@ -271,5 +271,5 @@ const apiChecks: ConfigCheck = (c) => {
 
 /** Reads and validates the api-service environment; the only reader of process.env in this service. */
 export function loadApiConfig(env: NodeJS.ProcessEnv): ApiConfig {
-  return loadConfig(env, apiConfigSpecs(), [apiChecks]) as ApiConfig;
+  return loadConfig(env, apiConfigSpecs(), [apiChecks], { ownPublicUrl: 'PUBLIC_API_URL' }) as ApiConfig;
 }

@@ -167,9 +167,7 @@ const importsBelowPool: ConfigCheck = (c) =>
 
 /** Reads and validates the collab-service environment; the only reader of process.env in this service. */
 export function loadCollabConfig(env: NodeJS.ProcessEnv): CollabConfig {
-  return loadConfig(env, collabConfigSpecs(), [
-    sessionSecret,
-    signedUrlKeys,
-    importsBelowPool,
-  ]) as CollabConfig;
+  return loadConfig(env, collabConfigSpecs(), [sessionSecret, signedUrlKeys, importsBelowPool], {
+    ownPublicUrl: 'PUBLIC_COLLAB_URL',
+  }) as CollabConfig;
 }

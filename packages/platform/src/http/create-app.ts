@@ -40,7 +40,7 @@ export interface HttpAppOptions {
   /** Per-check timeout of /readyz. */
   readinessTimeoutMs?: number;
   /**
-   * Whether clients reach the service over https (PUBLIC_BASE_URL's scheme). Only then are HSTS and
+   * Whether clients reach the service over https (its public URL's scheme). Only then are HSTS and
    * CSP `upgrade-insecure-requests` sent: on plain http they make browsers fetch `/docs`' assets
    * over https, which a plain-http host does not serve.
    */

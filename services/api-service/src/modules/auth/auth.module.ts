@@ -6,6 +6,7 @@ import {
   createFailureLimiter,
   createRateLimiter,
   createUnauthenticatedLimiter,
+  ownPublicUrl,
   type PlatformDeps,
   persistentSecret,
 } from '@hwp/platform';
@@ -86,7 +87,8 @@ export function createAuthModule(
     checkCacheMs: config.SESSION_CHECK_CACHE_MS,
   });
 
-  const publicBase = (config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`).replace(/\/$/, '');
+  // PUBLIC_API_URL (behind the gateway: the gateway), so emailed links work wherever they are opened.
+  const publicBase = ownPublicUrl(config);
   const siteUrl = config.SITE_URL ?? publicBase;
   const allowedOrigins = new Set(
     [siteUrl, publicBase, ...config.AUTH_REDIRECT_ALLOW_LIST.split(',')]

@@ -28,6 +28,7 @@ export const imageToolsFeature = defineFeature<
       allowedCidrs: config.IMAGE_FETCH_ALLOWED_CIDRS,
       pollMs: config.IMAGE_PREDICTION_POLL_MS,
       maxJobMs: 30 * 60_000,
+      publicBase: config.PUBLIC_API_URL,
       tenantOf: async (tenantId, userId) => {
         const role = await tenancy.tenants.roleOf(dataSource.manager, userId, tenantId);
         return role ? { id: tenantId, role, scope: new TenantScope(dataSource.manager, tenantId) } : null;

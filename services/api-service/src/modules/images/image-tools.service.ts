@@ -31,6 +31,11 @@ export interface ImageToolsOptions {
   /** Interval of polling a running prediction, and how long one may run. */
   pollMs: number;
   maxJobMs: number;
+  /**
+   * Where clients reach this host (PUBLIC_API_URL): `generated_images` are absolute URLs under it.
+   * Unset (the embedded default), they stay paths on whichever host answered.
+   */
+  publicBase?: string;
   /** The tenant as its member `userId` acts in it, for work that outlives the request; null once they left. */
   tenantOf(tenantId: string, userId: string): Promise<ResolvedTenant | null>;
 }
@@ -47,12 +52,12 @@ const FILE_PATH = /^(?:https?:\/\/[^/]+)?\/files\/([0-9a-f-]{36})(?:\/download)?
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_FOLDER = '/generated';
 
-function present(row: ImageOperationEntity): ImageOperationResult {
+function present(row: ImageOperationEntity, publicBase = ''): ImageOperationResult {
   return {
     id: row.id,
     tool: row.tool,
     status: row.status,
-    generated_images: row.resultFileIds.map((id) => `/files/${id}/download`),
+    generated_images: row.resultFileIds.map((id) => `${publicBase}/files/${id}/download`),
     analysis: row.analysis,
     error_message: row.errorMessage,
     created_at: row.createdAt.toISOString(),
@@ -99,7 +104,10 @@ export class ImageToolsService {
     field: string,
     remote = true,
   ): Promise<Buffer> {
-    const trimmed = reference.trim();
+    const given = reference.trim();
+    // A URL this host handed out (generated_images) is one of its files, under a base path or not.
+    const own = this.options.publicBase;
+    const trimmed = own && given.startsWith(`${own}/files/`) ? given.slice(own.length) : given;
     const fileId = UUID.test(trimmed) ? trimmed : FILE_PATH.exec(trimmed)?.[1];
     // A file record's `path` (section 2.4: virtual folder path plus name), as 2.6 names sources.
     const byPath = !fileId && (trimmed.startsWith('/') || (!remote && !/^[a-z][a-z0-9+.-]*:/i.test(trimmed)));
@@ -161,7 +169,7 @@ export class ImageToolsService {
     }
     operation.completedAt = new Date();
     await this.finish(tenant, operation);
-    return present(operation);
+    return present(operation, this.options.publicBase);
   }
 
   /**
@@ -188,10 +196,10 @@ export class ImageToolsService {
       failedWith(operation, error instanceof Error ? error.message : String(error));
       operation.completedAt = new Date();
       await this.finish(tenant, operation);
-      return present(operation);
+      return present(operation, this.options.publicBase);
     }
     this.follow(tenant, operation, job);
-    return present(operation);
+    return present(operation, this.options.publicBase);
   }
 
   /** Operations whose provider job was running when this process started: polled again. */
@@ -284,7 +292,7 @@ export class ImageToolsService {
   async get(tenant: ResolvedTenant, userId: string, id: string): Promise<ImageOperationResult> {
     const row = await this.operations(tenant).findOne({ id, userId });
     if (!row) throw new NotFoundError('Image operation not found');
-    return present(row);
+    return present(row, this.options.publicBase);
   }
 
   async createStyle(
@@ -432,7 +440,7 @@ export class ImageToolsService {
       type: RoutingKeys.imageOperationUpdated,
       tenantId: tenant.id,
       actor: userId,
-      data: { userId, operation: present(row) },
+      data: { userId, operation: present(row, this.options.publicBase) },
     });
   }
 }

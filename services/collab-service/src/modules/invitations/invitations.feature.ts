@@ -1,4 +1,4 @@
-import { clientKey, createRateLimiter, defineFeature } from '@hwp/platform';
+import { clientKey, createRateLimiter, defineFeature, ownPublicUrl } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { WorkspaceAccessExports } from '../workspace-access/workspace-access.feature';
 import type { WorkspacesExports } from '../workspaces/workspaces.feature';
@@ -22,7 +22,7 @@ export const invitationsFeature = defineFeature<
       bus,
       workspaces: workspaces.workspaces,
       ttlDays: config.INVITATION_TTL_DAYS,
-      linkBase: config.SITE_URL ?? config.PUBLIC_BASE_URL ?? `http://127.0.0.1:${config.PORT}`,
+      linkBase: config.SITE_URL ?? ownPublicUrl(config),
     });
     // Per client address, as section 8 says: the collaboration host never sets `req.user`, so
     // clientKey gives `ip:<address>`. In `before` it runs ahead of the role check: every attempt

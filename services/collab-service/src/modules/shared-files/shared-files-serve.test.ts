@@ -12,7 +12,10 @@ import { filesKit } from '../../../test/support/shared-files-kit';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ collab: { CORS_ORIGINS: 'https://viewer.example' } });
+  stack = await startStack({
+    // Signed URLs start with PUBLIC_COLLAB_URL, whatever address the request came to (issue 35).
+    collab: { CORS_ORIGINS: 'https://viewer.example', PUBLIC_COLLAB_URL: 'https://collab.example.test' },
+  });
 }, 60_000);
 afterAll(() => stack?.stop());
 
@@ -101,6 +104,7 @@ describe('serving with Range', () => {
   test('a signed URL serves without credentials until it expires; a changed character is 403', async () => {
     const signed = await kit.as(t.viewer).get('/signed-url').query({ path: url, ttlMs: 1500 }).expect(200);
     const link = new URL(signed.body.url);
+    expect(link.origin).toBe('https://collab.example.test');
     expect(link.pathname).toBe(url.replace('/v1/serve/', '/v1/serve-signed/'));
     const open = (pathAndQuery: string) => request(stack.collab.app).get(pathAndQuery);
     const ok = await open(`${link.pathname}${link.search}`)

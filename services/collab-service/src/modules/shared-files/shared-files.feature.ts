@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { resolve } from 'node:path';
-import { corsOrigins, defineFeature, persistentSecret } from '@hwp/platform';
+import { corsOrigins, defineFeature, ownPublicUrl, persistentSecret } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import { fromQuery } from '../workspace-access/workspace-access';
@@ -128,7 +128,7 @@ export const sharedFilesFeature = defineFeature<
         fileMeta(files),
         deleteFile(files),
         ...serve(files, serveCors),
-        signedUrl(signer, config.PUBLIC_BASE_URL),
+        signedUrl(signer, ownPublicUrl(config)),
         ...serveSigned(files, signer, serveCors, scopeOf),
         listTrash(files),
         restoreFile(files),

@@ -58,7 +58,8 @@ export interface TranslationsOptions {
   branchSuffixWrites: boolean;
   /** A user's translations pending or running at once (TRANSLATION_QUEUE_PER_USER). */
   queuePerUser: number;
-  publicBase?: string;
+  /** Where clients reach this host (PUBLIC_COLLAB_URL): the base of signed GLB URLs. */
+  publicBase: string;
 }
 
 /** The path of a model's GLB that its signed URL covers. */
@@ -268,7 +269,6 @@ export class TranslationsService {
     access: WorkspaceScope,
     caller: CollabUserEntity,
     query: ModelLookupQuery,
-    req: Request,
   ): Promise<ModelLookup> {
     const target = this.target(access, query.filename, query.branch, caller.username);
     const { version } = await this.files.headOf(access, target.path, target.branch);
@@ -283,8 +283,7 @@ export class TranslationsService {
       );
     }
     if (row.status !== 'success') return { ...present(access, row), url: null, expiresAt: null };
-    const base = this.options.publicBase?.replace(/\/+$/, '') ?? `${req.protocol}://${req.get('host')}`;
-    const signed = this.signer.signPath(glbPath(row.id), query.ttlMs, base);
+    const signed = this.signer.signPath(glbPath(row.id), query.ttlMs, this.options.publicBase);
     return { ...present(access, row), url: signed.url, expiresAt: signed.expiresAt };
   }
 

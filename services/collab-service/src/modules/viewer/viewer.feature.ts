@@ -1,4 +1,4 @@
-import { corsOrigins, defineFeature } from '@hwp/platform';
+import { corsOrigins, defineFeature, ownPublicUrl } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
 import { servingCors } from '../shared-files/file-serving';
@@ -36,7 +36,7 @@ export const viewerFeature = defineFeature<
         maxBytes: config.TRANSLATION_MAX_MB * 1024 * 1024,
         branchSuffixWrites: config.BRANCH_SUFFIX_WRITES,
         queuePerUser: config.TRANSLATION_QUEUE_PER_USER,
-        publicBase: config.PUBLIC_BASE_URL,
+        publicBase: ownPublicUrl(config),
       },
     );
     const worker = new TranslationWorker(

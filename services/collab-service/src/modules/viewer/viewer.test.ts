@@ -17,7 +17,14 @@ let kit: ReturnType<typeof filesKit>;
 let folder: string;
 beforeAll(async () => {
   // A short lease: a job whose process died is swept within about two seconds.
-  stack = await startStack({ collab: { UPLOADS_PER_MINUTE: '1000', TRANSLATION_LEASE_MS: '1500' } });
+  stack = await startStack({
+    collab: {
+      UPLOADS_PER_MINUTE: '1000',
+      TRANSLATION_LEASE_MS: '1500',
+      // Where clients reach the host, whatever address the test's requests use (issue 35).
+      PUBLIC_COLLAB_URL: 'https://collab.example.test',
+    },
+  });
   server = await listen(stack.collab.app);
   t = await teamWorkspace(stack, 'viewer');
   kit = filesKit(stack, t);
@@ -105,6 +112,7 @@ describe('model translation', () => {
 
     const stlModel = (await lookup('bracket.stl').expect(200)).body as ModelLookup;
     expect(stlModel).toMatchObject({ modelId: stl.body.modelId, status: 'success', triangles: 24 });
+    expect(stlModel.url).toMatch(/^https:\/\/collab\.example\.test\/api\/viewer\/models\/[0-9a-f-]+\/glb\?/);
     const stlGlb = await readGlb(await glbAt(stlModel.url as string));
     expect(stlGlb.vertices).toBe(flatVertices(triangles));
     expect(stlGlb.triangles).toBe(24);

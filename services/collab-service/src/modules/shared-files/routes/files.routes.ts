@@ -329,7 +329,8 @@ export function serve(files: SharedFilesService, cors: RequestHandler): CollabRo
   );
 }
 
-export const signedUrl = (signer: UrlSigner, publicBase: string | undefined) =>
+/** `publicBase`: where clients reach this host (PUBLIC_COLLAB_URL), never the request's Host. */
+export const signedUrl = (signer: UrlSigner, publicBase: string) =>
   memberRoute<unknown, SignedUrlQuery>({
     method: 'get',
     path: '/signed-url',
@@ -344,10 +345,9 @@ export const signedUrl = (signer: UrlSigner, publicBase: string | undefined) =>
     },
     query: SignedUrlQuery,
     responses: { 200: { description: 'The URL', schema: SignedUrl }, 400: INVALID },
-    handler: ({ query, req, workspace }) => {
+    handler: ({ query, workspace }) => {
       const file = parseServePath(query.path);
-      const base = publicBase?.replace(/\/+$/, '') ?? `${req.protocol}://${req.get('host')}`;
-      return signer.sign({ ...file, workspace: workspace.name }, query.ttlMs, base);
+      return signer.sign({ ...file, workspace: workspace.name }, query.ttlMs, publicBase);
     },
   });
 

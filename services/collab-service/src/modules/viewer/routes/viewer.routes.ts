@@ -90,7 +90,7 @@ export const lookupModel = (translations: TranslationsService) =>
       200: { description: 'The model', schema: ModelLookup },
       404: { description: 'No such file, or no translation of its current version', schema: ErrorBodyDto },
     },
-    handler: ({ query, req, user, workspace }) => translations.lookup(workspace, user, query, req),
+    handler: ({ query, user, workspace }) => translations.lookup(workspace, user, query),
   });
 
 export function serveModel(translations: TranslationsService, cors: RequestHandler): CollabRoute[] {
