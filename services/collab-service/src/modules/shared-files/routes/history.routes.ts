@@ -216,7 +216,7 @@ export const currentLock = (locks: FileLocksService) =>
     responses: {
       200: {
         description: 'The valid lock, or `null` when the path is not locked',
-        schema: { oneOf: [{ $ref: '#/components/schemas/FileLock' }, { type: 'null' }] },
+        schema: { anyOf: [{ $ref: '#/components/schemas/FileLock' }, { type: 'null' }] },
       },
     },
     handler: ({ query, workspace }) => locks.current(workspace, query.path),
