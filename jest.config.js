@@ -24,6 +24,10 @@ module.exports = {
     '^@hwp/platform/test-kit$': '<rootDir>/packages/platform/src/test-kit',
     '^@hwp/(api-service|collab-service)$': '<rootDir>/services/$1/src',
   },
+  // One id per run: each service's migrations run once into a template database that every test
+  // file's database is copied from (packages/platform/src/test-kit/migrated-template.ts).
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
   setupFiles: ['reflect-metadata'],
   // Every supertest answer is checked against its app's OpenAPI document (status and JSON body).
   setupFilesAfterEnv: ['<rootDir>/test/support/validate-responses.ts'],

@@ -11,19 +11,22 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-function withDatabase(serverUrl: string, database: string): string {
+export function withDatabase(serverUrl: string, database: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   return url.toString();
 }
 
-/** Creates a fresh, empty database for one test file; drop() removes it (and kicks its sessions). */
-export async function createTestDatabase(prefix = 't'): Promise<TestDatabase> {
+/**
+ * Creates a fresh database for one test file: empty, or a copy of `template` (a database every
+ * migration already ran in, see migrated-template.ts). drop() removes it (and kicks its sessions).
+ */
+export async function createTestDatabase(prefix = 't', template?: string): Promise<TestDatabase> {
   const name = `${prefix}_${newId().replace(/-/g, '').slice(-16)}`.toLowerCase();
   const admin = new Client({ connectionString: TEST_POSTGRES_URL });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE "${name}"`);
+    await admin.query(`CREATE DATABASE "${name}"${template ? ` TEMPLATE "${template}"` : ''}`);
   } finally {
     await admin.end();
   }

@@ -7,6 +7,7 @@ export * from './fake-timers';
 export * from './fake-twilio';
 export * from './listen';
 export * from './mailbox';
+export * from './migrated-template';
 export * from './openapi-responses';
 export * from './prometheus-text';
 export * from './response-validation';

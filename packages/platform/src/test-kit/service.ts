@@ -11,6 +11,7 @@ import {
   type ServiceRuntime,
 } from '../runtime';
 import { createTestDatabase } from './database';
+import { migratedTemplate } from './migrated-template';
 
 /** RabbitMQ the integration tests use. */
 export const TEST_AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -30,7 +31,10 @@ export async function startTestService<C extends BaseConfig>(
   loadConfig: (env: NodeJS.ProcessEnv) => C,
   env: Record<string, string | undefined> = {},
 ): Promise<TestService<C>> {
-  const database = await createTestDatabase(definition.name.replace(/-service$/, ''));
+  const database = await createTestDatabase(
+    definition.name.replace(/-service$/, ''),
+    await migratedTemplate(definition),
+  );
   const dataDir = mkdtempSync(join(tmpdir(), `${definition.name}-`));
   const config = loadConfig({
     NODE_ENV: 'test',
