@@ -92,12 +92,14 @@ async function waitHealthy(base, child) {
 }
 
 /** A collaboration process from services/collab-service/dist, on a free port. */
-export async function startCollab(env) {
+export async function startCollab(env, mainFile) {
   const port = await freePort();
   // BENCH_NODE_FLAGS: extra node flags for the service processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
   const flags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   // BENCH_COLLAB_MAIN: another build's main.js (a copy of dist, for a before/after comparison).
-  const main = process.env.BENCH_COLLAB_MAIN ?? join(root, 'services/collab-service/dist/main.js');
+  // `mainFile`: a bench running two builds side by side names the second one itself.
+  const main =
+    mainFile ?? process.env.BENCH_COLLAB_MAIN ?? join(root, 'services/collab-service/dist/main.js');
   const child = spawn(process.execPath, [...flags, main], {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', process.env.BENCH_SERVICE_STDOUT ? 'inherit' : 'ignore', 'inherit'],
@@ -158,7 +160,9 @@ export async function benchSetup(name) {
     },
     async close() {
       issuer.close();
-      await db.drop().catch(() => {});
+      // BENCH_KEEP_DB=1: the database stays, for looking into with psql afterwards.
+      if (process.env.BENCH_KEEP_DB) console.error(`kept ${db.url}`);
+      else await db.drop().catch(() => {});
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

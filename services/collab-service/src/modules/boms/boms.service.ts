@@ -25,7 +25,7 @@ import type { BomSettingsService } from '../parts/bom-settings.service';
 import { PartVersionEntity } from '../parts/part.entity';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { BomEntity } from './bom.entity';
-import { assembleTree, type ExpandedTree, loadTreeRows, presentNode, type TreeRoot } from './bom-tree';
+import { assembleTree, type ExpandedTree, loadTreeLines, presentNode, type TreeRoot } from './bom-tree';
 import { BomsRepository } from './boms.repository';
 
 /** The `bom` and `import.progress` events of the workspace stream. */
@@ -171,7 +171,7 @@ export class BomsService {
     };
   }
 
-  /** The tree under a BOM (one recursive query), assembled with quantities, costs and warnings. */
+  /** The tree under a BOM (its distinct lines in one query), expanded with quantities, costs and warnings. */
   async expand(manager: EntityManager, bom: BomEntity, assemblyPartNumber: string): Promise<ExpandedTree> {
     const root: TreeRoot = {
       id: bom.id,
@@ -180,7 +180,7 @@ export class BomsService {
       assemblyPartId: bom.assemblyPartId,
       assemblyPartNumber,
     };
-    return assembleTree(await loadTreeRows(manager, root), root);
+    return assembleTree(await loadTreeLines(manager, root), root);
   }
 
   submit(actor: CollabUserEntity, access: WorkspaceScope, bomId: string): Promise<Bom> {
