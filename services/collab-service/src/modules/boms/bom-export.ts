@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { once } from 'node:events';
 import type { Bom, BomAlternate, CurrencyAmount } from '@hwp/contracts';
 import type { Response } from 'express';
 import Papa from 'papaparse';
@@ -33,6 +32,7 @@ export const HIERARCHICAL_COLUMNS = [
   'unit_cost',
   'currency',
   'extended_cost',
+  'extended_cost_currency',
   'alternates',
   'date_from',
   'date_to',
@@ -113,10 +113,15 @@ export function unneutralise(value: string): string {
 
 const text = (value: string | null | undefined): Cell => (value ? neutralise(value) : null);
 
-function costText(amounts: CurrencyAmount[]): Cell {
-  if (amounts.length === 0) return null;
-  if (amounts.length === 1 && amounts[0].currency === null) return amounts[0].amount;
-  return amounts.map((a) => (a.currency ? `${a.amount} ${a.currency}` : String(a.amount))).join('; ');
+/**
+ * `extended_cost` and `extended_cost_currency`: a number and its currency, so a spreadsheet sums the
+ * column. A line whose cost rolls up in several currencies has no single number: its cell stays empty
+ * and the currency cell lists the amounts (`1.8 USD; 2 EUR`).
+ */
+function extendedCostCells(amounts: CurrencyAmount[]): [Cell, Cell] {
+  if (amounts.length === 0) return [null, null];
+  if (amounts.length === 1) return [amounts[0].amount, amounts[0].currency];
+  return [null, amounts.map((a) => (a.currency ? `${a.amount} ${a.currency}` : String(a.amount))).join('; ')];
 }
 
 export function alternatesText(alternates: BomAlternate[]): Cell {
@@ -155,7 +160,7 @@ export function hierarchicalTable(header: Bom, tree: ExpandedTree): ExportTable 
           text(node.bomRevision),
           node.unitCost,
           node.currency,
-          costText(node.extendedCost),
+          ...extendedCostCells(node.extendedCost),
           alternatesText(node.alternates),
           node.dateFrom ?? null,
           node.dateTo ?? null,
@@ -193,7 +198,7 @@ export function erpTable(header: Bom, tree: ExpandedTree): ExportTable {
     'lot_from',
     'lot_to',
     'bom_revision',
-    ...(costs ? ['unit_cost', 'currency', 'extended_cost'] : []),
+    ...(costs ? ['unit_cost', 'currency', 'extended_cost', 'extended_cost_currency'] : []),
   ];
   const rows = tree.nodes.map((node) => ({
     level: node.level,
@@ -213,7 +218,7 @@ export function erpTable(header: Bom, tree: ExpandedTree): ExportTable {
       text(node.lotFrom),
       text(node.lotTo),
       text(node.bomRevision),
-      ...(costs ? [node.unitCost, node.currency, costText(node.extendedCost)] : []),
+      ...(costs ? [node.unitCost, node.currency, ...extendedCostCells(node.extendedCost)] : []),
     ],
   }));
   return { header: columns, rows };
@@ -243,10 +248,23 @@ export function notModified(ifNoneMatch: string | undefined, etag: string): bool
 
 const CHUNK_ROWS = 500;
 
+/** Resolves when the response can take more, or is gone; leaves no listener behind either way. */
+function drainedOrClosed(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
 /** Writes the table as CSV (UTF-8 with BOM, CRLF) in chunks, waiting whenever the socket is full. */
 export async function streamCsv(res: Response, table: ExportTable): Promise<void> {
   const write = async (chunk: string) => {
-    if (!res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (!res.write(chunk)) await drainedOrClosed(res);
   };
   await write(`\uFEFF${Papa.unparse([table.header], { newline: '\r\n' })}\r\n`);
   for (let i = 0; i < table.rows.length && !res.destroyed; i += CHUNK_ROWS) {

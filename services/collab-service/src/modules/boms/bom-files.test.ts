@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { Bom, BomImportReport, BomNode, Part } from '@hwp/contracts';
 import { binary } from '@hwp/platform/test-kit';
 import ExcelJS from 'exceljs';
@@ -282,6 +283,17 @@ describe('BOM exports', () => {
     });
     expect(cells).toEqual(expected);
     expect(levels).toEqual([0, 1, 0, 1, 0, 0]);
+    // Quantities and costs are numeric cells, so a SUM over the column adds them up.
+    for (const name of ['qty', 'extended_qty', 'unit_cost', 'extended_cost']) {
+      const column = expected[0].indexOf(name) + 1;
+      const values: unknown[] = [];
+      sheet.eachRow((row, index) => {
+        const value = row.getCell(column).value;
+        if (index > 1 && value !== null && value !== undefined) values.push(value);
+      });
+      expect(values.length).toBeGreaterThan(0);
+      expect(values.every((v) => typeof v === 'number')).toBe(true);
+    }
   });
 
   test('export.erp.csv: parent/child pairs, unit codes, cost columns, and 304 for an unchanged ETag', async () => {
@@ -308,7 +320,28 @@ describe('BOM exports', () => {
       ['EXP-TOP', 'EXP-CABLE', '1.5', 'MMT', '1.5'],
       ['EXP-TOP', 'EXP-EVIL', '4', 'EA', '4'],
     ]);
-    expect(rows[4]).toMatchObject({ unit_cost: '1.2', currency: 'USD', extended_cost: '1.8 USD' });
+    expect(rows[4]).toMatchObject({
+      unit_cost: '1.2',
+      currency: 'USD',
+      extended_cost: '1.8',
+      extended_cost_currency: 'USD',
+    });
+    // A spreadsheet reads the cost columns as numbers and sums them (qty per parent x unit cost:
+    // 0.05 x 2 + 0.05 x 3 + 1.2 x 1.5).
+    const book = new ExcelJS.Workbook();
+    const sheet = await book.csv.read(
+      Readable.from([(res.body as Buffer).toString('utf8').replace(/^\uFEFF/, '')]),
+    );
+    const headers = (sheet.getRow(1).values as string[]).slice(1);
+    const column = (name: string) => sheet.getColumn(headers.indexOf(name) + 1);
+    const leaves: number[] = [];
+    column('extended_cost').eachCell((cell, row) => {
+      if (row > 1 && ['EXP-SCREW', 'EXP-CABLE'].includes(String(sheet.getRow(row).getCell(2).value))) {
+        expect(typeof cell.value).toBe('number');
+        leaves.push(cell.value as number);
+      }
+    });
+    expect(leaves.reduce((a, b) => a + b, 0)).toBeCloseTo(0.1 + 0.15 + 1.8, 6);
     await get('erp.csv', { 'If-None-Match': etag }).expect(304);
     await get('erp.csv', { 'If-None-Match': `W/${etag}` }).expect(304);
     await kit.lines(top, [{ childPartId: p['EXP-ALT'].id, qty: 1 }]);

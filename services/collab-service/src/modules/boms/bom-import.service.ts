@@ -54,9 +54,16 @@ type Field = keyof typeof BOM_IMPORT_ALIASES;
 
 /** Export columns computed from the rest: read by nobody, and not reported as unknown. */
 const DERIVED = new Set(
-  ['item_number', 'extended_qty', 'bom_revision', 'unit_cost', 'currency', 'extended_cost', 'warnings'].map(
-    (h) => h.replace(/_/g, ''),
-  ),
+  [
+    'item_number',
+    'extended_qty',
+    'bom_revision',
+    'unit_cost',
+    'currency',
+    'extended_cost',
+    'extended_cost_currency',
+    'warnings',
+  ].map((h) => h.replace(/_/g, '')),
 );
 
 const LISTED = 1_000;

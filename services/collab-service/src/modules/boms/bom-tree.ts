@@ -188,7 +188,10 @@ export function assembleTree(lines: LineRow[], root: TreeRoot): ExpandedTree {
   const refdesText = new Map<string, string>();
   const compact = (line: LineRow) => {
     let text = refdesText.get(line.id);
-    if (text === undefined) refdesText.set(line.id, (text = compactRefdes(line.refdes)));
+    if (text === undefined) {
+      text = compactRefdes(line.refdes);
+      refdesText.set(line.id, text);
+    }
     return text;
   };
 
