@@ -461,6 +461,15 @@ describe('parts import: dry run, atomic apply, idempotent re-import', () => {
     const rows: Row[] = Array.from({ length: 20_000 }, (_, i) => ({ ...goodRow(i + 1), lifecycle: '' }));
     const first = await upload(w.engineer, w.workspace, csvOf(rows));
     expect(first.body).toMatchObject({ created: 20_000 });
+    // Right away, every page of the list gives the same total (the import analysed what it wrote).
+    const totals = [];
+    for (const page of [1, 200, 400, 401]) {
+      const listed = await as(w.viewer)
+        .get('/v1/parts')
+        .query({ workspace: w.workspace, page, pageSize: 50 });
+      totals.push((listed.body as PartList).total);
+    }
+    expect(totals).toEqual([20_000, 20_000, 20_000, 20_000]);
     const last = rows[19_999]['Part Number'];
     const found = await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, q: last });
     const part = (found.body as PartList).items[0];
