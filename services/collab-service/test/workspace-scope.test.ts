@@ -13,6 +13,8 @@ const NOT_SCOPED: Record<string, string> = {
   invitations:
     'listed for their invitee across workspaces; written by the invitations service by workspace id',
   collab_event_counters: 'the event log: appended by CollabEvents.emit for the scope’s workspace',
+  collab_event_marks:
+    'the event log: the latest change of each type, written by CollabEvents.emit for the scope’s workspace',
   collab_events: 'the event log: replayed by the hub by workspace id for a stream the role check admitted',
   collab_presence: 'who holds a stream; written by the hub for a stream the role check admitted',
 };

@@ -224,26 +224,50 @@ export function erpTable(header: Bom, tree: ExpandedTree): ExportTable {
   return { header: columns, rows };
 }
 
-/** A strong ETag of what an export would hold: the same BOM data gives the same tag, any change a new one. */
-export function exportEtag(format: string, header: Bom, tree: ExpandedTree): string {
-  const hash = createHash('sha256');
-  hash.update(
-    `${format}\n${header.id}\n${header.revision}\n${header.status}\n${header.assemblyPartNumber}\n`,
-  );
-  for (const node of tree.nodes) {
-    const { children: _children, unitRollup: _rollup, ...fields } = node;
-    hash.update(JSON.stringify(fields));
-    hash.update('\n');
-  }
-  return `"${hash.digest('base64url')}"`;
+/** Bumped when an export's columns or cell formats change, so clients holding an old ETag refetch. */
+const EXPORT_FORMAT_VERSION = 2;
+
+/**
+ * A strong ETag of an export: its format, the BOM, and the id of the latest change that can reach
+ * the BOM's tree (see BomsService.treeChange). Any such change gives a new tag; none, the same one.
+ */
+export function exportEtag(format: string, bomId: string, changeId: number): string {
+  const hash = createHash('sha256').update(`${EXPORT_FORMAT_VERSION}\n${format}\n${bomId}\n${changeId}`);
+  return `"${hash.digest('base64url').slice(0, 32)}"`;
 }
 
-/** Whether the request's If-None-Match names this ETag (weak comparison, as RFC 9110 says for GET). */
-export function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (!ifNoneMatch) return false;
-  if (ifNoneMatch.trim() === '*') return true;
-  const bare = etag.replace(/^W\//, '');
-  return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === bare);
+/**
+ * The whole second an HTTP date gives a change at `at`: the second after the one it happened in, so
+ * that a change made after a reader's answer (even within the same second) always has a later one.
+ */
+const changeSecond = (at: Date) => (Math.floor(at.getTime() / 1000) + 1) * 1000;
+
+/** Last-Modified of a change: its second (see changeSecond), never later than now (RFC 9110 8.8.2.1). */
+export function lastModified(at: Date): string {
+  return new Date(Math.min(changeSecond(at), Math.floor(Date.now() / 1000) * 1000)).toUTCString();
+}
+
+/**
+ * Whether a conditional GET may be answered 304 (RFC 9110 section 13.2.2): If-None-Match names the
+ * ETag (weak comparison); without If-None-Match, If-Modified-Since is a valid date not before the
+ * last change's second. A poll in the very second of a change gets the export again rather than a
+ * 304 (its Last-Modified is capped at now); a change whose transaction was still committing while
+ * a reader read (milliseconds) can be missed by If-Modified-Since, never by the ETag.
+ */
+export function notModified(
+  ifNoneMatch: string | undefined,
+  etag: string,
+  ifModifiedSince?: string,
+  changedAt?: Date | null,
+): boolean {
+  if (ifNoneMatch) {
+    if (ifNoneMatch.trim() === '*') return true;
+    const bare = etag.replace(/^W\//, '');
+    return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === bare);
+  }
+  if (!ifModifiedSince || !changedAt) return false;
+  const since = Date.parse(ifModifiedSince);
+  return Number.isFinite(since) && changeSecond(changedAt) <= since;
 }
 
 const CHUNK_ROWS = 500;

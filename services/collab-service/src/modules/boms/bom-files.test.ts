@@ -164,6 +164,7 @@ describe('BOM exports', () => {
   let t: Team;
   let kit: ReturnType<typeof bomKit>;
   let top: Bom;
+  let sub: Bom;
   let p: Record<string, Part>;
   beforeAll(async () => {
     t = await teamWorkspace(stack, 'bomexp');
@@ -180,7 +181,7 @@ describe('BOM exports', () => {
     ] as const) {
       p[pn] = await kit.part(pn, fields);
     }
-    const sub = await kit.bom(p['EXP-SUB'], 'A');
+    sub = await kit.bom(p['EXP-SUB'], 'A');
     await kit.lines(sub, [{ childPartId: p['EXP-SCREW'].id, qty: 2 }]);
     top = await kit.bom(p['EXP-TOP'], 'A');
     const first = await kit.lines(top, [
@@ -344,9 +345,54 @@ describe('BOM exports', () => {
     expect(leaves.reduce((a, b) => a + b, 0)).toBeCloseTo(0.1 + 0.15 + 1.8, 6);
     await get('erp.csv', { 'If-None-Match': etag }).expect(304);
     await get('erp.csv', { 'If-None-Match': `W/${etag}` }).expect(304);
+  });
+
+  test('exports answer If-Modified-Since: 304 unchanged, 200 after a line, a part cost or a child BOM changes', async () => {
+    // Each change must be seen by a poll that holds the validators of the answer before it.
+    const poll = async (validators: Record<string, string>) => get('erp.csv', validators);
+    let last = await get('erp.csv').expect(200);
+    const expectUnchanged = async () => {
+      expect((await poll({ 'If-None-Match': last.headers.etag as string })).status).toBe(304);
+      // Last-Modified is never later than the answer's Date: a poll in the second of a change gets
+      // the export again (never a stale 304), the next one 304.
+      for (let tries = 0; ; tries++) {
+        const since = last.headers['last-modified'] as string;
+        expect(new Date(since).toUTCString()).toBe(since);
+        const again = await poll({ 'If-Modified-Since': since });
+        if (again.status === 304) break;
+        expect(again.status).toBe(200);
+        expect(again.headers.etag).toBe(last.headers.etag);
+        expect(tries).toBeLessThan(4);
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        last = again;
+      }
+    };
+    const expectChanged = async () => {
+      const seen = last;
+      last = await poll({ 'If-Modified-Since': seen.headers['last-modified'] as string });
+      expect(last.status).toBe(200);
+      expect(last.headers.etag).not.toBe(seen.headers.etag);
+      expect((await poll({ 'If-None-Match': seen.headers.etag as string })).status).toBe(200);
+    };
+    await expectUnchanged();
+    // Within the same second as the answer above: the change clock still moves past it.
     await kit.lines(top, [{ childPartId: p['EXP-ALT'].id, qty: 1 }]);
-    const changed = await get('erp.csv', { 'If-None-Match': etag }).expect(200);
-    expect(changed.headers.etag).not.toBe(etag);
+    await expectChanged();
+    await expectUnchanged();
+    await kit
+      .as(t.engineer)
+      .patch(`/v1/parts/${p['EXP-SCREW'].id}`)
+      .query(kit.q)
+      .send({ unitCost: 0.06 })
+      .expect(200);
+    await expectChanged();
+    await expectUnchanged();
+    await kit.as(t.engineer).post(`/v1/boms/${sub.id}/submit`).query(kit.q).send({}).expect(200);
+    await kit.as(t.manager).post(`/v1/boms/${sub.id}/approve`).query(kit.q).send({}).expect(200);
+    await expectChanged();
+    await expectUnchanged();
+    // A date that is not one is ignored: the export is sent.
+    expect((await poll({ 'If-Modified-Since': 'yesterday' })).status).toBe(200);
   });
 });
 

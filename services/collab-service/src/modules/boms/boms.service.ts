@@ -37,7 +37,20 @@ export interface BomEvents {
     data: object,
     meta: { actor: { id: string; username: string }; to?: { id: string; username: string } },
   ): Promise<unknown>;
+  /** The latest committed change among `bom` and `part` events of a workspace (one indexed read). */
+  lastChange(
+    manager: EntityManager,
+    workspaceId: string,
+    types: readonly ('bom' | 'part')[],
+  ): Promise<{ id: number; at: Date | null }>;
 }
+
+/**
+ * What a BOM's tree and exports are made of changes only with a `bom` event (lines, alternates,
+ * status, a new BOM, imports) or a `part` event (the parts' fields, versions, imports) of its
+ * workspace, each emitted in the transaction of the change.
+ */
+const TREE_EVENTS = ['bom', 'part'] as const;
 
 /**
  * BOM headers, their approval flow (DECISIONS.md section 5), the expanded tree and the cost rollup.
@@ -169,6 +182,14 @@ export class BomsService {
       missingCosts: tree.missingCosts,
       lines: tree.top.map(presentNode),
     };
+  }
+
+  /**
+   * The latest change that can reach a BOM's tree in its workspace: a validator (id) and its time,
+   * read without expanding the tree (an export's ETag and Last-Modified).
+   */
+  treeChange(manager: EntityManager, bom: BomEntity): Promise<{ id: number; at: Date | null }> {
+    return this.events.lastChange(manager, bom.workspaceId, TREE_EVENTS);
   }
 
   /** The tree under a BOM (its distinct lines in one query), expanded with quantities, costs and warnings. */

@@ -9,6 +9,26 @@ export class CollabEventCounterEntity {
   /** bigint: read as a string by the driver. */
   @Column({ name: 'last_id', type: 'bigint' })
   lastId: string;
+
+  /** The workspace's change clock: the time of its latest change event (never moving backwards). */
+  @Column({ name: 'changed_at', type: 'timestamptz', nullable: true })
+  changedAt: Date | null;
+}
+
+/** The latest change event of one type in a workspace: its id and the change clock then. */
+@Entity({ name: 'collab_event_marks' })
+export class CollabEventMarkEntity {
+  @PrimaryColumn({ name: 'workspace_id', type: 'uuid' })
+  workspaceId: string;
+
+  @PrimaryColumn('text')
+  type: string;
+
+  @Column({ name: 'last_id', type: 'bigint' })
+  lastId: string;
+
+  @Column({ name: 'changed_at', type: 'timestamptz' })
+  changedAt: Date;
 }
 
 /** One event of a workspace's log, kept EVENT_LOG_RETENTION_HOURS for `Last-Event-ID` replays. */
@@ -65,4 +85,9 @@ export class CollabPresenceEntity {
   seenAt: Date;
 }
 
-export const eventEntities = [CollabEventCounterEntity, CollabEventEntity, CollabPresenceEntity];
+export const eventEntities = [
+  CollabEventCounterEntity,
+  CollabEventMarkEntity,
+  CollabEventEntity,
+  CollabPresenceEntity,
+];

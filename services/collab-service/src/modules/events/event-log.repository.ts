@@ -66,10 +66,22 @@ export class EventLogRepository {
     const { event } = logged;
     const $ = (i: number) => `$${first + i}`;
     return {
+      // A change (an event for everyone, not for one user) also moves the workspace's change clock
+      // (never backwards) and marks the latest change of its type.
       ctes: `event_counter AS (
-         INSERT INTO collab_event_counters (workspace_id, last_id) SELECT ${$(0)}::uuid, 1 FROM ${source}
-         ON CONFLICT (workspace_id) DO UPDATE SET last_id = collab_event_counters.last_id + 1
-         RETURNING last_id),
+         INSERT INTO collab_event_counters (workspace_id, last_id, changed_at)
+         SELECT ${$(0)}::uuid, 1, clock_timestamp() FROM ${source}
+         ON CONFLICT (workspace_id) DO UPDATE SET last_id = collab_event_counters.last_id + 1,
+           changed_at = CASE WHEN ${$(4)}::uuid IS NULL
+             THEN GREATEST(clock_timestamp(), collab_event_counters.changed_at)
+             ELSE collab_event_counters.changed_at END
+         RETURNING last_id, changed_at),
+       event_marked AS (
+         INSERT INTO collab_event_marks (workspace_id, type, last_id, changed_at)
+         SELECT ${$(0)}::uuid, ${$(1)}::text, last_id, changed_at FROM event_counter
+         WHERE ${$(4)}::uuid IS NULL
+         ON CONFLICT (workspace_id, type) DO UPDATE
+           SET last_id = EXCLUDED.last_id, changed_at = EXCLUDED.changed_at),
        event_payload AS (SELECT event_counter.last_id, ${dataSql} AS data FROM event_counter, ${source}),
        event_logged AS (
          INSERT INTO collab_events (workspace_id, id, type, actor, path, recipient_id, recipient, data, at)
@@ -106,6 +118,24 @@ export class EventLogRepository {
       [JSON.stringify(logged.event.data), ...params],
     );
     return Number(rows[0].last_id);
+  }
+
+  /**
+   * The latest committed change among events of `types` in a workspace: its id (0 when there was
+   * none since marks were kept) and the workspace's change clock then (null likewise). One read of
+   * the marks' primary key.
+   */
+  async lastChange(
+    manager: EntityManager,
+    workspaceId: string,
+    types: readonly CollabEventType[],
+  ): Promise<{ id: number; at: Date | null }> {
+    const [row]: { id: string | null; at: Date | null }[] = await manager.query(
+      `SELECT max(last_id) AS id, max(changed_at) AS at FROM collab_event_marks
+       WHERE workspace_id = $1 AND type = ANY($2)`,
+      [workspaceId, types],
+    );
+    return { id: Number(row?.id ?? 0), at: row?.at ?? null };
   }
 
   /** Id of the latest committed event of each workspace (0 when it has none). */

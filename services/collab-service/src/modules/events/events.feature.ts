@@ -5,6 +5,7 @@ import type { WorkspaceAccessExports } from '../workspace-access/workspace-acces
 import { eventEntities } from './collab-event.entity';
 import { createEventsModule, type EventsModule } from './events.module';
 import { CreateEventLog1763900000100 } from './migrations/1763900000100-CreateEventLog';
+import { EventChangeMarks1764900000000 } from './migrations/1764900000000-EventChangeMarks';
 
 /** The workspace event log and the SSE stream (DECISIONS.md section 7). */
 export const eventsFeature = defineFeature<
@@ -14,7 +15,7 @@ export const eventsFeature = defineFeature<
 >({
   name: 'events',
   entities: eventEntities,
-  migrations: [CreateEventLog1763900000100],
+  migrations: [CreateEventLog1763900000100, EventChangeMarks1764900000000],
   build: (deps, needs) => {
     const events = createEventsModule(deps);
     const access = needs['workspace-access'];

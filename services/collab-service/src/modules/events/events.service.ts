@@ -208,6 +208,11 @@ export class CollabEvents {
     return { event, logged, envelope, published };
   }
 
+  /** The latest change among events of `types` in a workspace (see EventLogRepository.lastChange). */
+  lastChange(manager: EntityManager, workspaceId: string, types: readonly CollabEventType[]) {
+    return this.log.lastChange(manager, workspaceId, types);
+  }
+
   /** Drops log rows older than `hours` (the ids of the counters stay). */
   purgeOlderThan(hours: number): Promise<number> {
     return this.log.purgeOlderThan(this.dataSource.manager, hours);

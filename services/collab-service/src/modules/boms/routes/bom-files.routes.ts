@@ -17,6 +17,7 @@ import {
   erpTable,
   exportEtag,
   hierarchicalTable,
+  lastModified,
   notModified,
   streamCsv,
   xlsxBuffer,
@@ -49,15 +50,19 @@ async function sendExport(
 ): Promise<void> {
   const manager = boms.bomsIn(workspace).manager;
   const bom = await boms.bomsIn(workspace).find(bomId);
-  const header = await boms.present(manager, workspace, bom);
-  const tree = await boms.expand(manager, bom, header.assemblyPartNumber);
-  const etag = exportEtag(format, header, tree);
+  // The validators come from the workspace's latest BOM or part change (one indexed read), so an
+  // unchanged export answers 304 without being built.
+  const change = await boms.treeChange(manager, bom);
+  const etag = exportEtag(format, bom.id, change.id);
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'private, no-cache');
-  if (notModified(req.get('if-none-match'), etag)) {
+  if (change.at) res.setHeader('Last-Modified', lastModified(change.at));
+  if (notModified(req.get('if-none-match'), etag, req.get('if-modified-since'), change.at)) {
     res.status(304).end();
     return;
   }
+  const header = await boms.present(manager, workspace, bom);
+  const tree = await boms.expand(manager, bom, header.assemblyPartNumber);
   const table: ExportTable = format === 'erp.csv' ? erpTable(header, tree) : hierarchicalTable(header, tree);
   res.setHeader('Content-Type', CONTENT_TYPES[format]);
   res.setHeader(
@@ -78,13 +83,13 @@ function exportRoute(boms: BomsService, format: Format, summary: string, descrip
     method: 'get',
     path: `/v1/boms/:id/export.${format}`,
     summary,
-    description: `${description} Answers an \`ETag\`; a request with \`If-None-Match\` naming it gets 304 (no body). Text cells starting with =, +, -, @, tab or CR get a leading apostrophe so spreadsheet programs never run them.`,
+    description: `${description} Answers an \`ETag\` and a \`Last-Modified\` that change with any change to the workspace's BOMs or parts; a request with \`If-None-Match\` naming the ETag, or (without If-None-Match) \`If-Modified-Since\` not before Last-Modified, gets 304 (no body) without the export being built. Text cells starting with =, +, -, @, tab or CR get a leading apostrophe so spreadsheet programs never run them.`,
     tags: TAGS,
     workspace: fromResource('bom'),
     query: BomWorkspaceQuery,
     responses: {
       200: binaryResponse('The export', CONTENT_TYPES[format]),
-      304: { description: 'Unchanged since the ETag in If-None-Match' },
+      304: { description: 'Unchanged since the ETag in If-None-Match (or the date in If-Modified-Since)' },
       404: NOT_FOUND,
     },
     handler: ({ params, req, res, workspace }) => sendExport(boms, workspace, params.id, format, req, res),
