@@ -5,6 +5,7 @@ export * from './collab';
 export * from './collab-files.dto';
 export * from './error-body.dto';
 export * from './errors';
+export * from './event-payloads';
 export * from './events';
 export * from './files.dto';
 export * from './health';

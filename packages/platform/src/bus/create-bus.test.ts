@@ -270,4 +270,42 @@ describe('createBus, outbox relay and inbox on the memory transport', () => {
       dataSource.transaction((m) => outbox.add(m, { type: 'no.version', actor: 'a', data: {} })),
     ).rejects.toThrow(/version/);
   });
+  it('subscribeTo hands typed events and dead-letters a payload its key does not promise, at once', async () => {
+    const api = createBus({
+      serviceName: 'api-service',
+      dataSource,
+      transport: broker.transport('api-service'),
+      logger: silentLogger,
+    });
+    const collab = createBus({
+      serviceName: 'collab-service',
+      dataSource,
+      transport: broker.transport('collab-service'),
+      logger: silentLogger,
+      maxAttempts: 5,
+    });
+    await api.start();
+    await collab.start();
+    const seen: string[][] = [];
+    await collab.subscribeTo({ consumer: 'revocations', keys: ['session.revoked.v1'] }, async (event) => {
+      // Typed by its key: no cast.
+      seen.push(event.data.session_ids);
+    });
+    const send = (data: unknown) =>
+      api.transaction((manager) =>
+        api.outbox.add(manager, { type: 'session.revoked.v1', actor: 'system', data }),
+      );
+    await send({ session_ids: ['s1'], user_id: 'u1', exp: 1_900_000_000, reason: 'logout' });
+    const bad = await send({ session_ids: 's2', user_id: 'u1', exp: 1_900_000_000, reason: 'logout' });
+    await expectEventually(() => {
+      expect(seen).toEqual([['s1']]);
+      expect(broker.deadLetters('collab-service.revocations')).toEqual([
+        expect.objectContaining({
+          attempts: 1,
+          error: expect.stringContaining('data.session_ids is missing or of the wrong kind'),
+        }),
+      ]);
+    });
+    expect(broker.deadLetters('collab-service.revocations')[0].envelope?.id).toBe(bad.id);
+  });
 });

@@ -1,9 +1,11 @@
+import type { EventOf, RoutingKey } from '@hwp/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { EventHandler, MessageTransport, SubscribeOptions } from './bus';
 import { type Gate, type StagedHandler, subscribeStaged, subscribeWithInbox } from './inbox';
 import { type BusLogger, describeError, guardLogger } from './logger';
 import { Outbox } from './outbox';
 import { OutboxRelay, type OutboxRelayOptions } from './outbox-relay';
+import { checkedEvent } from './typed-events';
 
 export interface BusOptions {
   serviceName: string;
@@ -39,6 +41,14 @@ export interface Bus {
   start(): Promise<void>;
   /** Consumes with inbox deduplication: the handler runs in the transaction that records the event. */
   subscribe(options: SubscribeOptions, handler: EventHandler): Promise<void>;
+  /**
+   * `subscribe` for the routing keys `keys`: the handler gets each event typed by its key, its payload
+   * checked first (a message that fails the check is dead-lettered at once, see checkedEvent).
+   */
+  subscribeTo<K extends RoutingKey>(
+    options: Omit<SubscribeOptions, 'patterns'> & { keys: readonly K[] },
+    handler: (event: EventOf<K>, manager: EntityManager) => Promise<void>,
+  ): Promise<void>;
   /** Consumes slow work: `prepare` outside any transaction, `commit` in the inbox transaction. */
   subscribeStaged<P>(options: SubscribeOptions, handler: StagedHandler<P>): Promise<void>;
   /**
@@ -87,6 +97,18 @@ export function createBus(options: BusOptions): Bus {
     },
     subscribe(subscribeOptions, handler) {
       return subscribeWithInbox(transport, dataSource, withDefaults(subscribeOptions), handler, logger, gate);
+    },
+    subscribeTo(subscribeOptions, handler) {
+      const { keys, ...rest } = subscribeOptions;
+      const typed: EventHandler = (envelope, manager) => handler(checkedEvent(envelope, keys), manager);
+      return subscribeWithInbox(
+        transport,
+        dataSource,
+        withDefaults({ ...rest, patterns: [...keys] }),
+        typed,
+        logger,
+        gate,
+      );
     },
     subscribeStaged(subscribeOptions, handler) {
       return subscribeStaged(transport, dataSource, withDefaults(subscribeOptions), handler, logger, gate);

@@ -50,6 +50,7 @@ export {
   type RelayStatus,
 } from './outbox-relay';
 export { runHandler, TimeoutError, withDeadline } from './timeouts';
+export { checkedEvent, InvalidEventError } from './typed-events';
 
 import { CreateBusTables1763700000000 } from './1763700000000-create-bus-tables';
 import { CreateDeadLetters1763700000003 } from './1763700000003-CreateDeadLetters';

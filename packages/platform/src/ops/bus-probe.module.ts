@@ -148,8 +148,8 @@ export function createBusProbeModule(deps: PlatformDeps) {
   }
 
   async function registerConsumer(): Promise<void> {
-    await bus.subscribe({ consumer: 'bus-probe', patterns: [RoutingKeys.systemProbe] }, (event, manager) =>
-      receive(event.data as SystemProbeData, manager),
+    await bus.subscribeTo({ consumer: 'bus-probe', keys: [RoutingKeys.systemProbe] }, (event, manager) =>
+      receive(event.data, manager),
     );
   }
 

@@ -1,12 +1,13 @@
 import {
   type FileClassification,
   type FileMetadata,
+  type FileProcessedData,
   type FileUploadedData,
   type ProcessingStatus,
   RoutingKeys,
 } from '@hwp/contracts';
 import type { BlobStore, Bus, JobTimer, Logger } from '@hwp/platform';
-import { BlobNotFoundError } from '@hwp/platform';
+import { BlobNotFoundError, checkedEvent } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { TenantScope } from '../tenants/tenant-scope';
 import { analyzeContent, type ContentAnalysis, type ScanResult, scanContent } from './analysis';
@@ -22,13 +23,6 @@ export const STAGES = ['scan', 'metadata', 'preview', 'index', 'classification']
 export type Stage = (typeof STAGES)[number];
 
 /** `file.processed.v1`: processing of a revision ended. */
-export interface FileProcessedData {
-  fileId: string;
-  revisionId: string;
-  status: ProcessingStatus;
-  classification: FileClassification | null;
-}
-
 export interface ProcessingOptions {
   clamd?: ClamdClient;
   /** Files larger than this get no content analysis. */
@@ -97,7 +91,7 @@ export class FileProcessor {
           const tenantId = event.tenantId ?? '';
           return this.slots.run(tenantId, () =>
             this.options.time('file_processing', () =>
-              this.prepare(tenantId, event.data as FileUploadedData),
+              this.prepare(tenantId, checkedEvent(event, [RoutingKeys.fileUploaded]).data),
             ),
           );
         },

@@ -1,8 +1,7 @@
-import { type FileUploadedData, RoutingKeys } from '@hwp/contracts';
+import { type FileProcessedData, type FileUploadedData, RoutingKeys } from '@hwp/contracts';
 import type { Bus, Logger } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import { TenantScope } from '../tenants/tenant-scope';
-import type { FileProcessedData } from './file-processing';
 import { FilesRepository } from './files.repository';
 
 export interface SweepSettings {

@@ -1,14 +1,7 @@
-import type {
-  ChatMessageData,
-  ImageOperationUpdatedData,
-  SessionRevokedData,
-  TenantMemberRemovedData,
-} from '@hwp/contracts';
 import { RoutingKeys } from '@hwp/contracts';
 import { defineFeature, onUpgrade } from '@hwp/platform';
 import type { ApiConfig } from '../../config';
 import type { AuthModule } from '../auth/auth.module';
-import type { FileProcessedData } from '../files/file-processing';
 import type { TenancyExports } from '../tenants/tenancy.feature';
 import { createTenantResolver } from '../tenants/tenant-context';
 import { ChatService } from './chat.service';
@@ -49,10 +42,10 @@ export const realtimeFeature = defineFeature<
     lifecycle.onShutdown('websockets', () => gateway.close());
     // Every replica hands what the broker brings to the sockets connected to it.
     const consumers = () =>
-      bus.subscribe(
+      bus.subscribeTo(
         {
           consumer: 'realtime',
-          patterns: [
+          keys: [
             RoutingKeys.fileProcessed,
             RoutingKeys.imageOperationUpdated,
             RoutingKeys.chatMessage,
@@ -62,24 +55,20 @@ export const realtimeFeature = defineFeature<
           broadcast: true,
           prefetch: 50,
         },
-        async (envelope) => {
-          const { tenantId, type } = envelope;
-          if (type === RoutingKeys.sessionRevoked) {
-            const data = envelope.data as Partial<SessionRevokedData> | null;
-            if (Array.isArray(data?.session_ids)) gateway.sessionsEnded(data.session_ids);
+        async (event) => {
+          const { tenantId } = event;
+          if (event.type === RoutingKeys.sessionRevoked) {
+            gateway.sessionsEnded(event.data.session_ids);
           } else if (!tenantId) {
             return;
-          } else if (type === RoutingKeys.tenantMemberRemoved) {
-            const data = envelope.data as Partial<TenantMemberRemovedData> | null;
-            if (typeof data?.userId === 'string') gateway.membershipEnded(tenantId, data.userId);
-          } else if (type === RoutingKeys.fileProcessed) {
-            gateway.fileEvent(tenantId, type, envelope.data as FileProcessedData);
-          } else if (type === RoutingKeys.imageOperationUpdated) {
-            const data = envelope.data as Partial<ImageOperationUpdatedData> | null;
-            if (data?.userId && data.operation) gateway.imageOperation(tenantId, data.userId, data.operation);
-          } else if (type === RoutingKeys.chatMessage) {
-            const data = envelope.data as Partial<ChatMessageData> | null;
-            if (data?.message) gateway.chatMessage(tenantId, data.message);
+          } else if (event.type === RoutingKeys.tenantMemberRemoved) {
+            gateway.membershipEnded(tenantId, event.data.userId);
+          } else if (event.type === RoutingKeys.fileProcessed) {
+            gateway.fileEvent(tenantId, event.type, event.data);
+          } else if (event.type === RoutingKeys.imageOperationUpdated) {
+            gateway.imageOperation(tenantId, event.data.userId, event.data.operation);
+          } else if (event.type === RoutingKeys.chatMessage) {
+            gateway.chatMessage(tenantId, event.data.message);
           }
         },
       );

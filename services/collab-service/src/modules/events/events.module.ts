@@ -1,4 +1,4 @@
-import { type CollabEventPublishedData, RoutingKeys } from '@hwp/contracts';
+import { RoutingKeys } from '@hwp/contracts';
 import type { PlatformDeps } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { CollabRoute } from '../workspace-access/workspace-route';
@@ -25,16 +25,6 @@ export interface EventsModule {
   registerConsumer(): Promise<void>;
   /** Refreshes presence, sweeps dead replicas' rows and purges the log; runs on a timer too. */
   housekeeping(): Promise<void>;
-}
-
-function isPublished(data: unknown): data is CollabEventPublishedData {
-  const d = data as Partial<CollabEventPublishedData> | null;
-  return (
-    typeof d?.workspaceId === 'string' &&
-    typeof d.event === 'object' &&
-    d.event !== null &&
-    Number.isInteger(d.event.id)
-  );
 }
 
 /**
@@ -92,17 +82,13 @@ export function createEventsModule(deps: PlatformDeps<CollabConfig>): EventsModu
     hub,
     route: streamEvents({ hub, presence, config, lifecycle: deps.lifecycle, logger: log }),
     async registerConsumer() {
-      await bus.subscribe(
-        { consumer: 'event-stream', patterns: [RoutingKeys.collabEvent], broadcast: true, prefetch: 50 },
-        async (envelope) => {
-          if (!isPublished(envelope.data)) {
-            log.warn({ eventId: envelope.id }, 'collab.event.v1 without workspaceId and event; ignored');
-            return;
-          }
+      await bus.subscribeTo(
+        { consumer: 'event-stream', keys: [RoutingKeys.collabEvent], broadcast: true, prefetch: 50 },
+        async ({ data }) => {
           // Also this replica's own events: their change was already told at commit; twice is harmless.
           // An event for one user (recipientId) changes nothing.
-          if (envelope.data.recipientId === undefined) events.changed(envelope.data.workspaceId);
-          await hub.receive(envelope.data);
+          if (data.recipientId === undefined) events.changed(data.workspaceId);
+          await hub.receive(data);
         },
       );
     },

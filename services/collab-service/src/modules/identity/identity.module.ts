@@ -5,8 +5,6 @@ import {
   ErrorBodyDto,
   RoutingKeys,
   SessionResponse,
-  type SessionRevokedData,
-  type UserUpdatedData,
 } from '@hwp/contracts';
 import {
   type AccessTokenVerifier,
@@ -287,30 +285,28 @@ export function createIdentityModule(deps: PlatformDeps<CollabConfig>): Identity
     mount,
     async registerConsumer() {
       // Every replica keeps its own list: a broadcast subscription, plus full re-reads (see RevokedSessions).
-      await bus.subscribe(
+      await bus.subscribeTo(
         {
           consumer: 'session-revocations',
-          patterns: [RoutingKeys.sessionRevoked, RoutingKeys.collabSessionEnded],
+          keys: [RoutingKeys.sessionRevoked, RoutingKeys.collabSessionEnded],
           broadcast: true,
         },
         async (event) => {
           if (event.type === RoutingKeys.collabSessionEnded) {
             // A cookie signed out on some replica (this one's streams ended already: harmless again).
-            const { session_keys } = (event.data ?? {}) as Partial<CollabSessionEndedData>;
-            if (Array.isArray(session_keys)) sessionsEnded(session_keys.filter((k) => typeof k === 'string'));
+            sessionsEnded(event.data.session_keys);
             return;
           }
-          const data = event.data as SessionRevokedData;
-          revoked.add(data);
-          sessionsEnded(data.session_ids ?? []);
+          revoked.add(event.data);
+          sessionsEnded(event.data.session_ids);
         },
       );
       revoked.start();
       deps.lifecycle.onShutdown('session-revocations', () => revoked.stop());
-      await bus.subscribe(
-        { consumer: 'user-sync', patterns: [RoutingKeys.userUpdated] },
+      await bus.subscribeTo(
+        { consumer: 'user-sync', keys: [RoutingKeys.userUpdated] },
         async (event, manager) => {
-          await users.apply(manager, event.data as UserUpdatedData);
+          await users.apply(manager, event.data);
         },
       );
     },

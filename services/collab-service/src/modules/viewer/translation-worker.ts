@@ -119,17 +119,15 @@ export class TranslationWorker {
     );
     timer.unref();
     this.stopSweeping = () => clearInterval(timer);
-    return this.bus.subscribe(
+    return this.bus.subscribeTo(
       {
         consumer: 'model-translation',
-        patterns: [RoutingKeys.translationRequested],
+        keys: [RoutingKeys.translationRequested],
         prefetch: this.options.concurrency,
         handlerTimeoutMs: this.options.timeoutMs + 60_000,
       },
-      async (envelope) => {
-        const { translationId } = envelope.data as { translationId?: string };
-        if (typeof translationId === 'string')
-          await this.options.time('model_translation', () => this.run(translationId));
+      async ({ data }) => {
+        await this.options.time('model_translation', () => this.run(data.translationId));
       },
     );
   }

@@ -1,4 +1,4 @@
-import { type CollabEventPublishedData, RoutingKeys } from '@hwp/contracts';
+import { RoutingKeys } from '@hwp/contracts';
 import { type ApiRouter, bearerOf, defineFeature, ForbiddenError, type RouteMount } from '@hwp/platform';
 import type { RequestHandler } from 'express';
 import type { CollabConfig } from '../../config';
@@ -59,16 +59,10 @@ export const workspaceAccessFeature = defineFeature<
     const mount = (list: CollabRoute[]): RouteMount[] => list.map((route) => (api) => route(routing(api)));
     // Every replica drops the memberships it keeps when a workspace's members change anywhere.
     const consumers = () =>
-      deps.bus.subscribe(
-        { consumer: 'membership-cache', patterns: [RoutingKeys.collabEvent], broadcast: true, prefetch: 50 },
-        async (envelope) => {
-          const data = envelope.data as Partial<CollabEventPublishedData> | null;
-          const event = data?.event as { type?: string; data?: { kind?: string } } | undefined;
-          if (
-            typeof data?.workspaceId === 'string' &&
-            event?.type === 'update' &&
-            event.data?.kind === 'member'
-          )
+      deps.bus.subscribeTo(
+        { consumer: 'membership-cache', keys: [RoutingKeys.collabEvent], broadcast: true, prefetch: 50 },
+        async ({ data }) => {
+          if (data.event.type === 'update' && data.event.data.kind === 'member')
             roles.cache.dropWorkspace(data.workspaceId);
         },
       );
