@@ -20,6 +20,7 @@ export * from './http/blob-routes';
 export * from './http/cors';
 export * from './http/create-app';
 export * from './http/csrf';
+export * from './http/drained';
 export * from './http/error-middleware';
 export * from './http/hostile-input';
 export * from './http/openapi';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Bom, BomAlternate, CurrencyAmount } from '@hwp/contracts';
+import { drainedOrClosed } from '@hwp/platform';
 import type { Response } from 'express';
 import Papa from 'papaparse';
 import { xlsx } from '../parts/import/xlsx-module';
@@ -271,19 +272,6 @@ export function notModified(
 }
 
 const CHUNK_ROWS = 500;
-
-/** Resolves when the response can take more, or is gone; leaves no listener behind either way. */
-function drainedOrClosed(res: Response): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
 
 /** Writes the table as CSV (UTF-8 with BOM, CRLF) in chunks, waiting whenever the socket is full. */
 export async function streamCsv(res: Response, table: ExportTable): Promise<void> {

@@ -1,3 +1,4 @@
+import { drainedOrClosed } from '@hwp/platform';
 import type { Request, Response } from 'express';
 
 /**
@@ -79,16 +80,7 @@ export function openEventStream(req: Request, res: Response, retryMs: number): E
       // response without its socket yet (a pipelined request waiting its turn) queues in itself.
       const socket = res.socket;
       const full = !open() ? null : socket?.writableNeedDrain ? socket : res.writableNeedDrain ? res : null;
-      if (!full) return Promise.resolve();
-      return new Promise((resolve) => {
-        const done = () => {
-          full.off('drain', done);
-          res.off('close', done);
-          resolve();
-        };
-        full.on('drain', done);
-        res.on('close', done);
-      });
+      return full ? drainedOrClosed(full, res) : Promise.resolve();
     },
     close() {
       if (open()) res.end();
