@@ -27,17 +27,23 @@ export class ConfigError extends Error {
   }
 }
 
-/** Variables both services read (README lists them). `defaultPort` differs per service. */
+/** Variables both services read (docs/configuration.md lists them). `defaultPort` differs per service. */
 export function baseConfigSpecs(defaultPort: number) {
   return {
-    NODE_ENV: oneOf(['development', 'test', 'production'] as const, { default: 'development' }),
+    NODE_ENV: oneOf(['development', 'test', 'production'] as const, {
+      default: 'development',
+      desc: '`development`, `test` or `production` (production refuses generated secrets and open ops routes)',
+    }),
     PORT: portNumber({ default: defaultPort, desc: 'HTTP port' }),
     HOST: str({ default: '0.0.0.0', desc: 'Interface to listen on' }),
     TRUST_PROXY: trustProxy({
       default: false,
       desc: 'Proxies whose X-Forwarded-For is believed: hop count or addresses/subnets; empty = none',
     }),
-    LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+    LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      default: 'info',
+      desc: 'pino level: `fatal` ... `trace`, or `silent`',
+    }),
     DATABASE_URL: urlOf(['postgres:', 'postgresql:'], {
       default: undefined,
       desc: 'Postgres URL; absent = the embedded PostgreSQL server in DATA_DIR',
@@ -57,10 +63,13 @@ export function baseConfigSpecs(defaultPort: number) {
     }),
     S3_BUCKET: str({ default: undefined, desc: 'Bucket; absent = local blob folder' }),
     S3_ENDPOINT: httpUrl({ default: undefined, desc: 'S3-compatible endpoint (MinIO); absent = AWS' }),
-    S3_REGION: str({ default: 'us-east-1' }),
-    S3_ACCESS_KEY_ID: str({ default: undefined }),
-    S3_SECRET_ACCESS_KEY: str({ default: undefined }),
-    S3_FORCE_PATH_STYLE: flag({ default: true }),
+    S3_REGION: str({ default: 'us-east-1', desc: 'Region of the bucket' }),
+    S3_ACCESS_KEY_ID: str({
+      default: undefined,
+      desc: 'S3 credentials, with S3_SECRET_ACCESS_KEY (both or neither); unset: the SDK default chain',
+    }),
+    S3_SECRET_ACCESS_KEY: str({ default: undefined, desc: 'Secret of S3_ACCESS_KEY_ID' }),
+    S3_FORCE_PATH_STYLE: flag({ default: true, desc: 'Path-style bucket addressing (MinIO)' }),
     S3_PUBLIC_ENDPOINT: httpUrl({ default: undefined, desc: 'Endpoint written into pre-signed URLs' }),
     PUBLIC_API_URL: httpUrl({
       default: undefined,
@@ -74,17 +83,23 @@ export function baseConfigSpecs(defaultPort: number) {
       default: undefined,
       desc: "Deprecated alias of the running host's own PUBLIC_API_URL or PUBLIC_COLLAB_URL (used when that is unset; must not differ from it)",
     }),
-    SHUTDOWN_TIMEOUT_MS: durationMs({ default: 10_000 }),
-    JSON_BODY_LIMIT_KB: positiveInt({ default: 1024 }),
-    MAX_UPLOAD_MB: positiveInt({ default: 200 }),
-    BUS_MAX_ATTEMPTS: positiveInt({ default: 5 }),
-    BUS_RETRY_DELAY_MS: durationMs({ default: 1000 }),
-    OUTBOX_POLL_MS: durationMs({ default: 250 }),
+    SHUTDOWN_TIMEOUT_MS: durationMs({
+      default: 10_000,
+      desc: 'Budget of a graceful shutdown on SIGTERM/SIGINT (drain requests and streams, close bus and database)',
+    }),
+    JSON_BODY_LIMIT_KB: positiveInt({ default: 1024, desc: 'Largest JSON body (413 above)' }),
+    MAX_UPLOAD_MB: positiveInt({ default: 200, desc: 'Largest upload through the service (413 above)' }),
+    BUS_MAX_ATTEMPTS: positiveInt({
+      default: 5,
+      desc: 'Deliveries before a failing message is dead-lettered',
+    }),
+    BUS_RETRY_DELAY_MS: durationMs({ default: 1000, desc: 'Delay between redeliveries of a failed message' }),
+    OUTBOX_POLL_MS: durationMs({ default: 250, desc: 'Outbox relay poll interval (commits also nudge it)' }),
     BUS_DEGRADED_AFTER_MS: durationMs({
       default: 30_000,
       desc: '/readyz reports the bus degraded when an unpublished outbox event or a consumer message waits longer',
     }),
-    DB_POOL_SIZE: positiveInt({ default: 10 }),
+    DB_POOL_SIZE: positiveInt({ default: 10, desc: 'Database connections per service process' }),
     BUS_MAX_HANDLER_TRANSACTIONS: positiveInt({
       default: undefined,
       desc: 'Inbox transactions all consumers hold at once (unset: half of DB_POOL_SIZE; below it), the rest of the pool kept for requests',

@@ -5,6 +5,7 @@ export * from './auth/jwks-verifier';
 export * from './blob';
 export * from './bus';
 export * from './config';
+export * from './config-docs';
 export * from './context';
 export * from './db/copy';
 export * from './db/data-source';

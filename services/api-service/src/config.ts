@@ -17,7 +17,7 @@ import {
 } from '@hwp/platform';
 import { str } from 'envalid';
 
-/** Validated configuration of the api-service (README lists every variable). */
+/** Validated configuration of the api-service (docs/configuration.md lists every variable). */
 export interface ApiConfig extends BaseConfig {
   /** PEM private key (RSA -> RS256, P-256 -> ES256) of the access-token signer; generated in DATA_DIR when unset outside production. */
   readonly JWT_PRIVATE_KEY?: string;
@@ -166,7 +166,10 @@ export function apiConfigSpecs() {
     }),
     SMTP_FROM: str({ default: 'Hardware Platform <no-reply@localhost>', desc: 'From of emails' }),
     TWILIO_ACCOUNT_SID: str({ default: undefined, desc: 'SMS through Twilio when set' }),
-    TWILIO_AUTH_TOKEN: str({ default: undefined }),
+    TWILIO_AUTH_TOKEN: str({
+      default: undefined,
+      desc: 'Twilio auth token, with TWILIO_ACCOUNT_SID and TWILIO_FROM',
+    }),
     TWILIO_FROM: str({ default: undefined, desc: 'Sender number or messaging service' }),
     TWILIO_API_URL: httpUrl({ default: 'https://api.twilio.com', desc: 'Twilio API base URL' }),
     CLAMD_HOST: str({ default: undefined, desc: 'clamd host for virus scans (unset: built-in checks only)' }),

@@ -11,7 +11,7 @@ import {
 } from '@hwp/platform';
 import { str } from 'envalid';
 
-/** Validated configuration of the collab-service (README lists every variable). */
+/** Validated configuration of the collab-service (docs/configuration.md lists every variable). */
 export interface CollabConfig extends BaseConfig {
   /** Where the API host publishes its access-token keys. */
   readonly AUTH_JWKS_URL: string;

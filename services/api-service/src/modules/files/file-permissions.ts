@@ -17,7 +17,7 @@ const named = (list: readonly string[], actor: FileActor) =>
   list.includes(actor.userId) || actor.teamIds.some((id) => list.includes(id));
 
 /**
- * The permission rule (README, "Files"): the uploader and tenant admins/owners may do everything.
+ * The permission rule (docs/files.md): the uploader and tenant admins/owners may do everything.
  * A non-empty list limits an action to the users and teams it names (a right to edit or delete
  * includes viewing). An empty list leaves the action to roles: view and edit to every member of
  * the tenant, delete to nobody else. Users of other tenants reach a file only by being named.
