@@ -1,4 +1,4 @@
-import type { ErrorCode, FieldError } from '@hwp/contracts';
+import { ERROR_STATUS, type ErrorCode, type FieldError } from '@hwp/contracts';
 
 export interface AppErrorOptions {
   cause?: unknown;
@@ -17,13 +17,16 @@ export class AppError extends Error {
   readonly extra?: Record<string, unknown>;
   readonly headers?: Record<string, string>;
 
+  /** The code's own status (`ERROR_STATUS` of the contracts): a throw site names only the code. */
+  readonly status: number;
+
   constructor(
     readonly code: ErrorCode,
-    readonly status: number,
     detail: string,
     options: AppErrorOptions = {},
   ) {
     super(detail, { cause: options.cause });
+    this.status = ERROR_STATUS[code];
     this.name = new.target.name;
     this.retryable = options.retryable ?? false;
     this.errors = options.errors;
@@ -38,54 +41,54 @@ export class AppError extends Error {
 
 export class ValidationError extends AppError {
   constructor(detail: string, errors?: FieldError[]) {
-    super('validation_failed', 400, detail, { errors });
+    super('validation_failed', detail, { errors });
   }
 }
 
 export class UnauthorizedError extends AppError {
   constructor(detail = 'Authentication required') {
-    super('unauthorized', 401, detail);
+    super('unauthorized', detail);
   }
 }
 
 export class ForbiddenError extends AppError {
   constructor(detail = 'You do not have permission for this action') {
-    super('forbidden', 403, detail);
+    super('forbidden', detail);
   }
 }
 
 export class NotFoundError extends AppError {
   constructor(detail = 'Not found') {
-    super('not_found', 404, detail);
+    super('not_found', detail);
   }
 }
 
 export class ConflictError extends AppError {
   constructor(detail: string, extra?: Record<string, unknown>) {
-    super('conflict', 409, detail, { extra });
+    super('conflict', detail, { extra });
   }
 }
 
 export class LockedError extends AppError {
   constructor(detail: string, extra?: Record<string, unknown>) {
-    super('locked', 423, detail, { extra });
+    super('locked', detail, { extra });
   }
 }
 
 export class PayloadTooLargeError extends AppError {
   constructor(detail = 'Request body is too large') {
-    super('payload_too_large', 413, detail);
+    super('payload_too_large', detail);
   }
 }
 
 export class UnsupportedMediaTypeError extends AppError {
   constructor(detail: string) {
-    super('unsupported_media_type', 415, detail);
+    super('unsupported_media_type', detail);
   }
 }
 
 export class UnavailableError extends AppError {
   constructor(detail: string, options: AppErrorOptions = {}) {
-    super('unavailable', 503, detail, { retryable: true, ...options });
+    super('unavailable', detail, { retryable: true, ...options });
   }
 }

@@ -143,7 +143,7 @@ export function createAccessTokenVerifier(options: AccessTokenVerifierOptions): 
     } catch (error) {
       if (error instanceof AppError) throw error;
       if (joseCode(error) === 'ERR_JWT_EXPIRED') {
-        throw new AppError('token_expired', 401, 'The access token has expired; refresh it');
+        throw new AppError('token_expired', 'The access token has expired; refresh it');
       }
       throw new UnauthorizedError('Invalid access token');
     }

@@ -150,7 +150,6 @@ export class ApiRouter {
         if (sent && !req.is(['application/json', '+json'])) {
           throw new AppError(
             'unsupported_media_type',
-            415,
             `This route takes a JSON body (Content-Type: application/json), not ${req.headers['content-type'] ?? 'an untyped body'}`,
           );
         }
@@ -255,7 +254,7 @@ export class ApiRouter {
           res.status(204).end();
           return;
         }
-        throw new AppError('method_not_allowed', 405, `${req.method} is not allowed here; use ${allow}`);
+        throw new AppError('method_not_allowed', `${req.method} is not allowed here; use ${allow}`);
       });
     }
     return router;

@@ -33,7 +33,7 @@ describe('toAppError', () => {
   });
 
   it('keeps an AppError as it is', () => {
-    const error = new AppError('locked', 423, 'held by ana');
+    const error = new AppError('locked', 'held by ana');
     expect(toAppError(error)).toBe(error);
   });
 });

@@ -1,7 +1,22 @@
 import type { ErrorBody, ErrorCode } from '@hwp/contracts';
 import type { ErrorRequestHandler, Express, Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { AppError, NotFoundError } from '../errors';
+import { isDatabaseUnavailable } from '../db/unavailable';
+import { AppError, NotFoundError, UnavailableError } from '../errors';
+
+/** Client statuses libraries raise (body-parser, send, ...) and the code that answers with each. */
+const LIBRARY_STATUS_CODES: Partial<Record<number, ErrorCode>> = {
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  410: 'gone',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  416: 'range_not_satisfiable',
+  429: 'rate_limited',
+};
 
 interface HttpishError {
   status?: number;
@@ -26,26 +41,27 @@ const UNAVAILABLE_CODES = new Set([
   '53300',
 ]);
 
+/** Retry-After of a 503 for an unreachable database: a restart takes a few seconds. */
+const DATABASE_RETRY_AFTER_S = 2;
+
 /**
  * Maps any thrown value to an AppError. Known library failures (body-parser, multer, pg) get
  * their 4xx/503 meaning; anything else is a bug and becomes a 500 whose detail is generic.
  */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
-  if (!isObject(error)) return new AppError('internal', 500, 'Internal server error', { cause: error });
+  if (!isObject(error)) return new AppError('internal', 'Internal server error', { cause: error });
   const e = error as HttpishError;
   // body-parser (express.json)
-  if (e.type === 'entity.parse.failed') return new AppError('validation_failed', 400, 'Malformed JSON body');
-  if (e.type === 'entity.too.large')
-    return new AppError('payload_too_large', 413, 'Request body is too large');
+  if (e.type === 'entity.parse.failed') return new AppError('validation_failed', 'Malformed JSON body');
+  if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'Request body is too large');
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
-    return new AppError('unsupported_media_type', 415, 'Unsupported body encoding or charset');
+    return new AppError('unsupported_media_type', 'Unsupported body encoding or charset');
   }
-  if (e.type === 'request.aborted')
-    return new AppError('validation_failed', 400, 'Request aborted by the client');
+  if (e.type === 'request.aborted') return new AppError('validation_failed', 'Request aborted by the client');
   // multer
   if (e.code === 'LIMIT_FILE_SIZE' || e.code === 'LIMIT_FIELD_VALUE') {
-    return new AppError('payload_too_large', 413, 'Uploaded file is too large');
+    return new AppError('payload_too_large', 'Uploaded file is too large');
   }
   if (
     e.code === 'LIMIT_FILE_COUNT' ||
@@ -57,7 +73,6 @@ export function toAppError(error: unknown): AppError {
   ) {
     return new AppError(
       'validation_failed',
-      400,
       `Upload rejected: ${String((error as { message?: unknown }).message)}`,
     );
   }
@@ -66,7 +81,6 @@ export function toAppError(error: unknown): AppError {
   if (!e.code && Array.isArray((error as { storageErrors?: unknown }).storageErrors)) {
     return new AppError(
       'validation_failed',
-      400,
       `Malformed multipart body: ${String((error as { message?: unknown }).message)}`,
     );
   }
@@ -79,7 +93,7 @@ export function toAppError(error: unknown): AppError {
       message,
     )
   ) {
-    return new AppError('validation_failed', 400, `Malformed multipart body: ${message}`);
+    return new AppError('validation_failed', `Malformed multipart body: ${message}`);
   }
   // pg-pool: every pooled connection stayed busy past connectionTimeoutMillis (or connecting timed
   // out): the database is saturated or unreachable, not the request at fault.
@@ -87,29 +101,36 @@ export function toAppError(error: unknown): AppError {
     !e.code &&
     /^(timeout exceeded when trying to connect|Connection terminated due to connection timeout)/.test(message)
   ) {
-    return new AppError('unavailable', 503, 'The database is busy; retry shortly', {
+    return new AppError('unavailable', 'The database is busy; retry shortly', {
       retryable: true,
       headers: { 'Retry-After': '2' },
     });
   }
+  // pg: the database is down, restarting or out of connections, or the connection broke mid-request
+  // (57P01 of a fast shutdown, "Connection terminated unexpectedly" of an immediate one, a refused
+  // connect). The pool has dropped the broken connection; the same request may simply be sent again.
+  if (isDatabaseUnavailable(error)) {
+    return new UnavailableError('The database is unavailable; retry after Retry-After seconds', {
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_S) },
+    });
+  }
   // pg
-  if (e.code === '23505')
-    return new AppError('conflict', 409, 'A record with the same unique key already exists');
+  if (e.code === '23505') return new AppError('conflict', 'A record with the same unique key already exists');
   if (e.code === '23503')
-    return new AppError('conflict', 409, 'A referenced record does not exist or is still in use');
+    return new AppError('conflict', 'A referenced record does not exist or is still in use');
   // 23514: a CHECK constraint; class 22 (data exception): a value the database cannot take as sent
   // (NUL in text, bad number or date, string too long, malformed JSON path), i.e. the client's input.
   if (e.code === '23514' || e.code?.startsWith('22')) {
-    return new AppError('validation_failed', 400, 'A value was rejected by the database');
+    return new AppError('validation_failed', 'A value was rejected by the database');
   }
   if (e.code === '40001' || e.code === '40P01') {
-    return new AppError('unavailable', 503, 'Concurrent update, retry the request', {
+    return new AppError('unavailable', 'Concurrent update, retry the request', {
       retryable: true,
       headers: { 'Retry-After': '1' },
     });
   }
   if (e.code && (UNAVAILABLE_CODES.has(e.code) || e.code.startsWith('08'))) {
-    return new AppError('unavailable', 503, 'A backing service is unavailable', {
+    return new AppError('unavailable', 'A backing service is unavailable', {
       retryable: true,
       headers: { 'Retry-After': '5' },
     });
@@ -117,11 +138,11 @@ export function toAppError(error: unknown): AppError {
   // Other http-errors style errors with a client status the library chose to expose.
   const status = e.status ?? e.statusCode;
   if (status && status >= 400 && status < 500 && e.expose) {
-    const code: ErrorCode =
-      status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : 'validation_failed';
-    return new AppError(code, status, String((error as { message?: unknown }).message));
+    // The code that answers with the library's status; any other 4xx is a 400 validation_failed.
+    const code: ErrorCode = LIBRARY_STATUS_CODES[status] ?? 'validation_failed';
+    return new AppError(code, String((error as { message?: unknown }).message));
   }
-  return new AppError('internal', 500, 'Internal server error', { cause: error });
+  return new AppError('internal', 'Internal server error', { cause: error });
 }
 
 export function errorBody(error: AppError, path: string): ErrorBody {

@@ -44,7 +44,7 @@ export interface RateLimitRule {
 
 /** What a fail-closed limiter answers while its store is unreachable. */
 function storeUnavailable(): AppError {
-  return new AppError('unavailable', 503, 'The rate-limit store is unavailable; retry shortly', {
+  return new AppError('unavailable', 'The rate-limit store is unavailable; retry shortly', {
     retryable: true,
     headers: { 'Retry-After': '5' },
   });
@@ -81,7 +81,7 @@ function retryAfterSeconds(req: Request): number {
 /**
  * A rate-limit middleware for `before` of a route. Counters live in Postgres (shared by all
  * replicas, the embedded server included). Over the limit it forwards
- * `AppError('rate_limited', 429)`, so the error middleware writes the house error body; the
+ * `AppError('rate_limited')`, so the error middleware writes the house error body; the
  * `Retry-After`, `RateLimit-Policy` and `RateLimit` headers are already set by then.
  * Create limiters when the app is built, never inside a request.
  */
@@ -127,7 +127,7 @@ export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): R
     // Fail open unless the rule says otherwise: see PostgresRateLimitStore.
     passOnStoreError: !rule.failClosed,
     handler: (_req, _res, next) => {
-      next(new AppError('rate_limited', 429, detail));
+      next(new AppError('rate_limited', detail));
     },
     logger,
     // All validations stay on. The ones about `trust proxy`, X-Forwarded-For, Forwarded and
@@ -194,7 +194,7 @@ export function createFailureLimiter(deps: RateLimiterDeps, rule: FailureLimitRu
     res.setHeader('RateLimit-Policy', `"${rule.name}"; q=${rule.limit}; w=${windowSeconds}`);
     res.setHeader('RateLimit', `"${rule.name}"; r=${Math.max(0, rule.limit - hits)}; t=${resetSeconds}`);
     if (hits >= rule.limit) {
-      next(new AppError('rate_limited', 429, detail, { headers: { 'Retry-After': String(resetSeconds) } }));
+      next(new AppError('rate_limited', detail, { headers: { 'Retry-After': String(resetSeconds) } }));
       return;
     }
     res.once('finish', () => {

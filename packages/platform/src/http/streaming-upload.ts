@@ -80,7 +80,6 @@ export function blobStorage(blobs: BlobStore, keyOf: UploadKey): StorageEngine {
 export function tooLarge(maxBytes: number, hint = ''): AppError {
   return new AppError(
     'payload_too_large',
-    413,
     `The file is larger than the upload limit of ${Math.round(maxBytes / MB)} MB${hint}`,
   );
 }
@@ -124,7 +123,6 @@ export function streamingUpload(
       next(
         new AppError(
           'unsupported_media_type',
-          415,
           `Send the file as multipart/form-data, in a part named "${options.fields[0]}"`,
         ),
       );

@@ -19,11 +19,11 @@ export interface AuthSettings extends CodeSettings {
   requireConfirmation: boolean;
 }
 
-const invalidCredentials = () => new AppError('invalid_credentials', 400, 'Invalid login credentials');
+const invalidCredentials = () => new AppError('invalid_credentials', 'Invalid login credentials');
 
 function checkPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) {
-    throw new AppError('weak_password', 400, `Passwords need at least ${MIN_PASSWORD_LENGTH} characters`, {
+    throw new AppError('weak_password', `Passwords need at least ${MIN_PASSWORD_LENGTH} characters`, {
       errors: [{ field: 'password', message: `at least ${MIN_PASSWORD_LENGTH} characters` }],
     });
   }
@@ -113,8 +113,8 @@ export class AuthService {
         // Without confirmation a signup signs in at once, so no answer could hide the account
         // (GoTrue too answers an error here: `user_already_exists`).
         throw via === 'email'
-          ? new AppError('email_exists', 409, 'An account with this email address already exists')
-          : new AppError('phone_exists', 409, 'An account with this phone number already exists');
+          ? new AppError('email_exists', 'An account with this email address already exists')
+          : new AppError('phone_exists', 'An account with this phone number already exists');
       }
       if (user) {
         // Never confirmed, so nobody has proven they own it: the new signup takes it over.
@@ -181,10 +181,10 @@ export class AuthService {
     if (!user || !ok) throw invalidCredentials();
     if (this.settings.requireConfirmation) {
       if (via === 'email' && !user.emailConfirmedAt) {
-        throw new AppError('email_not_confirmed', 400, 'Email address not confirmed: use the code we sent');
+        throw new AppError('email_not_confirmed', 'Email address not confirmed: use the code we sent');
       }
       if (via === 'phone' && !user.phoneConfirmedAt) {
-        throw new AppError('phone_not_confirmed', 400, 'Phone number not confirmed: use the code we sent');
+        throw new AppError('phone_not_confirmed', 'Phone number not confirmed: use the code we sent');
       }
     }
     return this.bus.transaction((manager) => this.accounts.authenticated(manager, user, via, meta));

@@ -224,7 +224,7 @@ export function createAuthenticator(
         if (error) return next(error);
         if (!user) {
           if (info instanceof jwt.TokenExpiredError) {
-            return next(new AppError('token_expired', 401, 'The access token has expired; refresh it'));
+            return next(new AppError('token_expired', 'The access token has expired; refresh it'));
           }
           const missing = info instanceof Error && info.message === 'No auth token';
           return next(

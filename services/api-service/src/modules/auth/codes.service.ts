@@ -23,8 +23,8 @@ export type Redemption =
   | { ok: false; error: AppError };
 
 const expired = () =>
-  new AppError('otp_expired', 401, 'The code has expired or is no longer valid; request a new one');
-const invalid = () => new AppError('otp_invalid', 401, 'The code is wrong');
+  new AppError('otp_expired', 'The code has expired or is no longer valid; request a new one');
+const invalid = () => new AppError('otp_invalid', 'The code is wrong');
 
 /**
  * One-time codes (magic link, signup confirmation, recovery, SMS): 6 digits from a secure random
@@ -74,7 +74,7 @@ export class CodesService {
          FROM one_time_codes WHERE purpose = $1 AND recipient = $2`,
         [input.purpose, input.recipient, resendIntervalSeconds],
       );
-      throw new AppError('rate_limited', 429, `A code was sent moments ago; ask again in ${wait} s`, {
+      throw new AppError('rate_limited', `A code was sent moments ago; ask again in ${wait} s`, {
         headers: { 'Retry-After': String(wait) },
       });
     }

@@ -27,7 +27,7 @@ export function pkceOf(body: {
 const AUTH_CODE_TTL_MS = 5 * 60_000;
 
 function flowNotFound(): AppError {
-  return new AppError('validation_failed', 400, 'Invalid or expired auth code: start the sign-in again', {
+  return new AppError('validation_failed', 'Invalid or expired auth code: start the sign-in again', {
     extra: { gotrue: 'flow_state_not_found' },
   });
 }
@@ -95,7 +95,7 @@ export class PkceFlows {
     const a = Buffer.from(expected);
     const b = Buffer.from(flow.codeChallenge);
     if (a.length !== b.length || !timingSafeEqual(a, b)) {
-      const error = new AppError('validation_failed', 400, 'The code verifier does not match the challenge', {
+      const error = new AppError('validation_failed', 'The code verifier does not match the challenge', {
         extra: { gotrue: 'bad_code_verifier' },
       });
       return { ok: false, error };

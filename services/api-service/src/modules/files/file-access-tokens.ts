@@ -75,7 +75,7 @@ export class FileAccessTokens {
       };
     } catch (error) {
       if (error instanceof jwt.TokenExpiredError)
-        throw new AppError('token_expired', 401, 'The file access token has expired');
+        throw new AppError('token_expired', 'The file access token has expired');
       if (error instanceof UnauthorizedError) throw error;
       throw new UnauthorizedError('Invalid file access token');
     }

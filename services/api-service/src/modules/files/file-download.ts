@@ -39,11 +39,11 @@ export async function sendFile(
   const { blobs } = downloads;
   const { file, revision } = opened;
   if (revision.processingStatus === 'quarantined') {
-    throw new AppError('forbidden', 403, 'This file is quarantined: processing found it unsafe to hand out');
+    throw new AppError('forbidden', 'This file is quarantined: processing found it unsafe to hand out');
   }
   const scan = revision.stages.scan as { verdict?: string } | undefined;
   if (downloads.requireScan && scan?.verdict !== 'clean') {
-    throw new AppError('conflict', 409, 'The file has not passed the virus scan yet; try again shortly', {
+    throw new AppError('conflict', 'The file has not passed the virus scan yet; try again shortly', {
       retryable: true,
       headers: { 'Retry-After': '5' },
     });
@@ -51,7 +51,7 @@ export async function sendFile(
   const header = req.get('range');
   const wanted = header === undefined ? null : parseRangeHeader(header, revision.size);
   if (wanted === 'unsatisfiable') {
-    throw new AppError('range_not_satisfiable', 416, `The file has ${revision.size} bytes`, {
+    throw new AppError('range_not_satisfiable', `The file has ${revision.size} bytes`, {
       headers: { 'Content-Range': `bytes */${revision.size}` },
     });
   }

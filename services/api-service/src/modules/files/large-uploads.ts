@@ -130,7 +130,6 @@ export class LargeUploads {
         throw new NotFoundError('No such upload in progress');
       throw new AppError(
         'validation_failed',
-        400,
         `The parts could not be assembled: ${(error as Error).message}`,
       );
     }

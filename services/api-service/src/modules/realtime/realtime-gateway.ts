@@ -137,7 +137,7 @@ export class RealtimeGateway {
     } catch (error) {
       if (error instanceof AppError) return refuse(socket, error);
       this.options.logger.error({ err: error }, 'websocket sign-in failed');
-      return refuse(socket, new AppError('unavailable', 503, 'Try again'));
+      return refuse(socket, new AppError('unavailable', 'Try again'));
     }
     const user = expressReq.user;
     const resolved = expressReq.tenant;

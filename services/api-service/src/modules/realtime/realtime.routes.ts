@@ -36,7 +36,7 @@ export function mountRealtimeRoutes(api: ApiRouter, chat: ChatService, signedIn:
       426: { description: 'Not an upgrade request', schema: ErrorBodyDto },
     },
     handler: () => {
-      throw new AppError('validation_failed', 426, 'Open /ws with a WebSocket upgrade request', {
+      throw new AppError('upgrade_required', 'Open /ws with a WebSocket upgrade request', {
         headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
       });
     },

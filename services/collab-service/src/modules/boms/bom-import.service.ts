@@ -255,7 +255,6 @@ export class BomImportService {
       if (invalid.size > 0) {
         throw new AppError(
           'validation_failed',
-          400,
           `${invalid.size} of ${report.rows} rows have errors; nothing was imported (see report.errors)`,
           { extra: { report } },
         );

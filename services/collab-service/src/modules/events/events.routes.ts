@@ -70,7 +70,7 @@ export function streamEvents(deps: EventRouteDeps): CollabRoute {
       }
       const after = await hub.startingPoint(access.id, lastEventIdOf(req, query));
       if (hub.connectionsOf(user.id) >= cap) {
-        throw new AppError('rate_limited', 429, `At most ${cap} open event streams per user`, {
+        throw new AppError('rate_limited', `At most ${cap} open event streams per user`, {
           headers: {
             'Retry-After': '5',
             'RateLimit-Policy': `"event-streams"; q=${cap}`,

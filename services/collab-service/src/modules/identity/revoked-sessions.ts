@@ -47,20 +47,15 @@ export class RevokedSessions {
     if (!this.loaded) {
       await this.refresh().catch(() => undefined);
       if (!this.loaded) {
-        throw new AppError(
-          'unavailable',
-          503,
-          'Session revocations could not be read from the API host yet',
-          {
-            retryable: true,
-            headers: { 'Retry-After': '2' },
-          },
-        );
+        throw new AppError('unavailable', 'Session revocations could not be read from the API host yet', {
+          retryable: true,
+          headers: { 'Retry-After': '2' },
+        });
       }
     }
     const expires = this.until.get(sessionId);
     if (expires !== undefined && expires > Date.now()) {
-      throw new AppError('unauthorized', 401, 'The session of this token has ended; sign in again');
+      throw new AppError('unauthorized', 'The session of this token has ended; sign in again');
     }
   }
 

@@ -226,7 +226,7 @@ export class InvitationsService {
           status === 'expired'
             ? 'This invitation has expired'
             : 'This invitation was replaced by a newer one';
-        throw new AppError('gone', 410, detail, { extra: { reason: status } });
+        throw new AppError('gone', detail, { extra: { reason: status } });
       }
       const role = await this.options.workspaces.addMember(manager, row.workspaceId, user.id, row.role);
       await manager.update(

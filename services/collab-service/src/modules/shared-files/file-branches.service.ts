@@ -180,7 +180,7 @@ export class FileBranchesService {
     name: string,
   ): Promise<FileBranchList> {
     if (name === 'main')
-      throw new AppError('validation_failed', 400, 'main cannot be deleted', {
+      throw new AppError('validation_failed', 'main cannot be deleted', {
         errors: [{ field: 'branch', message: 'main cannot be deleted' }],
       });
     await this.dataSource.transaction(async (manager) => {

@@ -46,7 +46,6 @@ export async function assertUnlocked(
   if (lock && lock.owner_id !== actor.id) {
     throw new AppError(
       'locked',
-      423,
       `${path} is locked by ${lock.owner_username} until ${lock.expires_at.toISOString()}`,
       {
         extra: { lockedBy: lock.owner_username, lockedUntil: lock.expires_at.toISOString() },

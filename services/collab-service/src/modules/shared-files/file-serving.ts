@@ -110,7 +110,7 @@ export class UrlSigner {
       !timingSafeEqual(given, expected)
     )
       throw refused;
-    if (Number(expires) <= Date.now()) throw new AppError('gone', 410, 'This signed URL has expired');
+    if (Number(expires) <= Date.now()) throw new AppError('gone', 'This signed URL has expired');
   }
 }
 
@@ -201,7 +201,7 @@ export async function serveBlob(
       ? parseRangeHeader(header, size)
       : null;
   if (wanted === 'unsatisfiable') {
-    throw new AppError('range_not_satisfiable', 416, `The file has ${size} bytes`, {
+    throw new AppError('range_not_satisfiable', `The file has ${size} bytes`, {
       headers: { 'Content-Range': `bytes */${size}` },
     });
   }

@@ -148,7 +148,6 @@ export class SharedFilesService {
       if (outcome.kind === 'conflict') {
         throw new AppError(
           'version_conflict',
-          409,
           `${pathOf(target)} changed since ${options.baseVersion ? `etag ${options.baseVersion}` : 'you last saw it'}; your upload was kept as ${outcome.copy.filename}`,
           {
             extra: {
@@ -270,7 +269,6 @@ export class SharedFilesService {
     if (size > TEXT_PREVIEW_MAX_BYTES) {
       throw new AppError(
         'unsupported_media_type',
-        415,
         `Previews show text files up to 1 MB; this one has ${size} bytes`,
       );
     }
@@ -282,7 +280,6 @@ export class SharedFilesService {
     if (bytes.includes(0) || text.includes('\ufffd')) {
       throw new AppError(
         'unsupported_media_type',
-        415,
         `${target.filename} is not text (UTF-8); download it instead`,
       );
     }

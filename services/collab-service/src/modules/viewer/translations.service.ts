@@ -119,7 +119,6 @@ export class TranslationsService {
     if (!format) {
       throw new AppError(
         'unsupported_media_type',
-        415,
         `${target.path.filename} is not a model the viewer translates (STL, OBJ, glTF/GLB, STEP, IGES)`,
       );
     }
@@ -127,7 +126,6 @@ export class TranslationsService {
     if (Number(version.size) > this.options.maxBytes) {
       throw new AppError(
         'payload_too_large',
-        413,
         `The viewer translates files up to ${Math.floor(this.options.maxBytes / 1048576)} MB; this one has ${version.size} bytes`,
       );
     }
@@ -212,7 +210,6 @@ export class TranslationsService {
     if (Number(queued) >= this.options.queuePerUser) {
       throw new AppError(
         'rate_limited',
-        429,
         `At most ${this.options.queuePerUser} of your translations wait or run at once; retry when one has finished`,
         { headers: { 'Retry-After': '30' } },
       );

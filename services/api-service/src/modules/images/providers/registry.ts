@@ -16,7 +16,7 @@ const RESULT_MAX_BYTES = 50 * 1024 * 1024;
 
 /** 503 `unavailable` naming the variables that configure the missing provider. */
 export function unavailable(what: string, variables: string[]): AppError {
-  return new AppError('unavailable', 503, `${what} needs a provider: set ${variables.join(', ')}`);
+  return new AppError('unavailable', `${what} needs a provider: set ${variables.join(', ')}`);
 }
 
 /**

@@ -190,7 +190,7 @@ export function importBom(
           const fromUrl = req.query[name];
           if (fromUrl === undefined) continue;
           if (name in body && body[name] !== fromUrl)
-            throw new AppError('validation_failed', 400, `${name} differs between the form and the query`);
+            throw new AppError('validation_failed', `${name} differs between the form and the query`);
           body[name] = fromUrl;
         }
         const form = await validateInput(ImportBomForm, body, 'body');

@@ -22,7 +22,7 @@ export function importSlot(imports: PartImportService): RequestHandler {
     if (!free) {
       if (gone.signal.aborted) return; // the client left while waiting: nobody to answer
       next(
-        new AppError('unavailable', 503, 'Too many imports are running; try again in a few seconds', {
+        new AppError('unavailable', 'Too many imports are running; try again in a few seconds', {
           retryable: true,
           headers: { 'Retry-After': '5' },
         }),
@@ -48,7 +48,6 @@ export function spreadsheetUpload(maxBytes: number): RequestHandler {
         next(
           new AppError(
             'payload_too_large',
-            413,
             `The file is larger than the import limit of ${Math.round(maxBytes / MB)} MB; split it into smaller files`,
           ),
         );
@@ -57,7 +56,7 @@ export function spreadsheetUpload(maxBytes: number): RequestHandler {
       if (error && !(error instanceof multer.MulterError) && !(error instanceof AppError)) {
         // busboy's own parse errors (no boundary, a malformed part header, a truncated body).
         const detail = error instanceof Error ? error.message : String(error);
-        next(new AppError('validation_failed', 400, `Malformed multipart body: ${detail}`));
+        next(new AppError('validation_failed', `Malformed multipart body: ${detail}`));
         return;
       }
       next(error);
@@ -70,11 +69,10 @@ export function theFile(req: Request): Express.Multer.File {
   if (!req.is('multipart/form-data')) {
     throw new AppError(
       'unsupported_media_type',
-      415,
       'Send the spreadsheet as multipart/form-data, in a part named "file"',
     );
   }
-  throw new AppError('validation_failed', 400, 'The form has no part named "file" holding the spreadsheet', {
+  throw new AppError('validation_failed', 'The form has no part named "file" holding the spreadsheet', {
     errors: [{ field: 'file', message: 'required' }],
   });
 }
@@ -154,7 +152,7 @@ export function importParts(imports: PartImportService, maxBytes: number, time: 
       const queryFlag = req.query.dryRun ?? req.query.dry_run;
       if (queryFlag !== undefined) {
         if ('dryRun' in body && body.dryRun !== queryFlag) {
-          throw new AppError('validation_failed', 400, 'dryRun differs between the form and the query', {
+          throw new AppError('validation_failed', 'dryRun differs between the form and the query', {
             errors: [{ field: 'dryRun', message: 'form and query disagree' }],
           });
         }

@@ -363,7 +363,6 @@ function rejected(report: ImportReport): AppError {
   const invalid = report.rows - report.valid;
   return new AppError(
     'validation_failed',
-    400,
     `${invalid} of ${report.rows} rows have errors; nothing was imported (see report.errors)`,
     { extra: { report } },
   );

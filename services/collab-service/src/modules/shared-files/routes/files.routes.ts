@@ -78,7 +78,7 @@ async function receive(
     },
   );
   if (stored.length === 0) {
-    throw new AppError('validation_failed', 400, `The form has no file part named "${fields[0]}"`, {
+    throw new AppError('validation_failed', `The form has no file part named "${fields[0]}"`, {
       errors: [{ field: fields[0], message: 'required' }],
     });
   }
@@ -382,7 +382,7 @@ export function serveSigned(
         signer.verify(file, query.expires, query.sig, query.kid);
         checkFilename(file.filename);
         const scope = await scopeOf(file.workspace);
-        if (!scope) throw new AppError('not_found', 404, 'No such file');
+        if (!scope) throw new AppError('not_found', 'No such file');
         await serveFile(files, scope, file, req, res);
       },
     }),
