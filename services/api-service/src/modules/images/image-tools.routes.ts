@@ -12,10 +12,10 @@ import {
   UpscaleRequest,
   VectorizeRequest,
 } from '@hwp/contracts';
-import { type ApiRouter, type RouteSpec, ValidationError } from '@hwp/platform';
+import { type ApiRouter, ValidationError } from '@hwp/platform';
 import type { RequestHandler } from 'express';
 import sharp from 'sharp';
-import { caller } from '../files/routes/file-routing';
+import { type TenantRouteSpec, tenantRoute } from '../tenants/tenant-route';
 import type { ImageToolsService, ProviderJob } from './image-tools.service';
 import {
   analyzeImage,
@@ -90,8 +90,8 @@ export function mountImageRoutes(
   api: ApiRouter,
   { tools, providers, aiRoute, signedIn }: ImageRouteDeps,
 ): void {
-  const route = <Body>(spec: Omit<RouteSpec<Body>, 'security' | 'rateLimited' | 'tags'>, before = aiRoute) =>
-    api.route<Body>({ ...spec, tags: TAGS, security: ['bearerAuth'], rateLimited: true, before });
+  const route = <Body>(spec: Omit<TenantRouteSpec<Body>, 'tags'>, before = aiRoute) =>
+    tenantRoute<Body>(api, before, { ...spec, tags: TAGS });
 
   /** A generation route: the prompt (with a style's words), images from `make`, saved as PNGs. */
   const generation = <Body extends GenerationRequest & { reference_image?: string }>(
@@ -107,10 +107,10 @@ export function mountImageRoutes(
       description: spec.description,
       body: spec.body,
       responses: { 200: result, 400: badSource, 503: noProvider },
-      handler: async ({ body, req }) => {
+      handler: async ({ body, user, tenant }) => {
         const variables = missing();
         if (variables) throw unavailable(spec.path, variables);
-        const { userId, tenant } = caller(req);
+        const userId = user.id;
         let prompt = body.prompt;
         let reference = body.reference_image
           ? await tools.source(tenant, userId, body.reference_image, 'reference_image')
@@ -202,8 +202,8 @@ export function mountImageRoutes(
       'http(s) URL (public addresses only, 25 MB, 15 s).',
     body: ImageAnalysisRequest,
     responses: { 200: result, 400: badSource },
-    handler: async ({ body, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: async ({ body, user, tenant }) => {
+      const userId = user.id;
       const bytes = await tools.source(tenant, userId, body.reference_image, 'reference_image');
       const vision = providers.vision;
       return tools.run(tenant, userId, 'analysis', { ...body }, undefined, async () => ({
@@ -222,8 +222,8 @@ export function mountImageRoutes(
       'The SVG is saved under `folder_path` (default `/generated`).',
     body: VectorizeRequest,
     responses: { 200: result, 400: badSource },
-    handler: async ({ body, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: async ({ body, user, tenant }) => {
+      const userId = user.id;
       const bytes = await tools.source(tenant, userId, body.reference_image, 'reference_image');
       return tools.run(tenant, userId, 'vectorize', { ...body }, body.folder_path, async () => ({
         images: [{ bytes: await vectorizeImage(bytes, body.prompt), extension: 'svg' }],
@@ -241,8 +241,8 @@ export function mountImageRoutes(
       'background. The PNG is saved under `folder_path` (default `/generated`).',
     body: RemoveBackgroundRequest,
     responses: { 200: result, 400: badSource },
-    handler: async ({ body, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: async ({ body, user, tenant }) => {
+      const userId = user.id;
       const bytes = await tools.source(tenant, userId, body.reference_image, 'reference_image');
       return tools.run(tenant, userId, 'remove-background', { ...body }, body.folder_path, async () => ({
         images: [{ bytes: await removeBackground(bytes), extension: 'png' }],
@@ -262,8 +262,8 @@ export function mountImageRoutes(
       'the local ESRGAN-slim model (a worker thread, sources up to 1024 x 1024) answers when done.',
     body: UpscaleRequest,
     responses: { 200: result, 400: badSource },
-    handler: async ({ body, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: async ({ body, user, tenant }) => {
+      const userId = user.id;
       const factor = body.scale_factor ?? 2;
       if (body.mode === 'generative') {
         const source = await tools.source(tenant, userId, body.image_path, 'image_path', false);
@@ -320,8 +320,8 @@ export function mountImageRoutes(
     body: CreateStyleRequest,
     status: 201,
     responses: { 201: { description: 'The style', schema: CustomStyle }, 400: badSource },
-    handler: ({ body, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ body, user, tenant }) => {
+      const userId = user.id;
       return tools.createStyle(tenant, userId, body);
     },
   });
@@ -333,7 +333,7 @@ export function mountImageRoutes(
       path: '/imgtool-list-styles',
       summary: 'The custom styles of the tenant, newest first',
       responses: { 200: { description: 'The styles', schema: CustomStyleList } },
-      handler: ({ req }) => tools.listStyles(caller(req).tenant),
+      handler: ({ tenant }) => tools.listStyles(tenant),
     },
     aiRoute,
   );
@@ -344,7 +344,7 @@ export function mountImageRoutes(
       path: '/imgtool-get-style/:style_id',
       summary: 'One custom style of the tenant',
       responses: { 200: { description: 'The style', schema: CustomStyle } },
-      handler: ({ params, req }) => tools.getStyle(caller(req).tenant, params.style_id),
+      handler: ({ params, tenant }) => tools.getStyle(tenant, params.style_id),
     },
     aiRoute,
   );
@@ -357,8 +357,8 @@ export function mountImageRoutes(
       summary: 'One of the caller’s image operations',
       description: 'The same result shape the tool answered; `PROCESSING` until it ends.',
       responses: { 200: { description: 'The operation', schema: ImageOperationResult } },
-      handler: ({ params, req }) => {
-        const { userId, tenant } = caller(req);
+      handler: ({ params, user, tenant }) => {
+        const userId = user.id;
         return tools.get(tenant, userId, params.operation_id);
       },
     },

@@ -8,7 +8,7 @@ import {
   UpdateAnnotationRequest,
 } from '@hwp/contracts';
 import type { AnnotationsService } from '../annotations.service';
-import { caller, type FileRouting, fileForbidden, fileNotFound } from './file-routing';
+import { type FileRouting, fileForbidden, fileNotFound } from './file-routing';
 
 const tags = ['annotations'];
 const notFound = { description: 'No such file or annotation the caller may see', schema: ErrorBodyDto };
@@ -22,8 +22,8 @@ export const createAnnotation = ({ fileRoute }: FileRouting, annotations: Annota
     body: CreateAnnotationRequest,
     status: 201,
     responses: { 201: { description: 'The annotation, status open', schema: Annotation }, 404: fileNotFound },
-    handler: ({ body, params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ body, params, user, tenant }) => {
+      const userId = user.id;
       return annotations.create(tenant, userId, params.file_id, body);
     },
   });
@@ -36,8 +36,8 @@ export const listAnnotations = ({ fileRoute }: FileRouting, annotations: Annotat
     tags,
     query: PageQuery,
     responses: { 200: { description: 'A page of annotations', schema: AnnotationList }, 404: fileNotFound },
-    handler: ({ query, params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ query, params, user, tenant }) => {
+      const userId = user.id;
       return annotations.list(tenant, userId, params.file_id, query);
     },
   });
@@ -51,8 +51,8 @@ export const replyToAnnotation = ({ fileRoute }: FileRouting, annotations: Annot
     body: CreateReplyRequest,
     status: 201,
     responses: { 201: { description: 'The annotation with the reply', schema: Annotation }, 404: notFound },
-    handler: ({ body, params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ body, params, user, tenant }) => {
+      const userId = user.id;
       return annotations.reply(tenant, userId, params.file_id, params.annotation_id, body.text);
     },
   });
@@ -70,8 +70,8 @@ export const moveAnnotation = ({ fileRoute }: FileRouting, annotations: Annotati
       404: notFound,
       409: { description: 'Not an allowed move from the current status', schema: ErrorBodyDto },
     },
-    handler: ({ body, params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ body, params, user, tenant }) => {
+      const userId = user.id;
       return annotations.move(tenant, userId, params.file_id, params.annotation_id, body.status);
     },
   });

@@ -2,7 +2,7 @@ import { pipeline } from 'node:stream/promises';
 import { CadMetadata, ErrorBodyDto } from '@hwp/contracts';
 import { type BlobStore, binaryResponse, NotFoundError } from '@hwp/platform';
 import { previewPrefix } from '../file-processing';
-import { caller, type FileRouting, fileNotFound } from './file-routing';
+import { type FileRouting, fileNotFound } from './file-routing';
 
 export const cadMetadata = ({ fileRoute, files }: FileRouting) =>
   fileRoute({
@@ -14,8 +14,8 @@ export const cadMetadata = ({ fileRoute, files }: FileRouting) =>
       'Values processing could not know are null (never guessed). Before processing ends, `processing_status` is ' +
       '`pending` or `processing` and the metadata is empty.',
     responses: { 200: { description: 'The metadata', schema: CadMetadata }, 404: fileNotFound },
-    handler: async ({ params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: async ({ params, user, tenant }) => {
+      const userId = user.id;
       const { file, revision } = await files.open(tenant, userId, params.file_id);
       const format = (revision.metadata.custom_properties as { format?: unknown } | undefined)?.format;
       return {
@@ -46,8 +46,8 @@ export const previewImage = (
       200: binaryResponse('The image', 'image/png'),
       404: { description: 'No such file, or no image for it (yet)', schema: ErrorBodyDto },
     },
-    handler: async ({ params, req, res }) => {
-      const { userId, tenant } = caller(req);
+    handler: async ({ params, res, user, tenant }) => {
+      const userId = user.id;
       const { revision } = await files.open(tenant, userId, params.file_id);
       const stored = (revision.stages.preview as Record<string, string> | undefined)?.[kind];
       // A revert's revision shares the images of the revision it copies: any of this tenant's previews.

@@ -1,9 +1,10 @@
 import { DownloadQuery } from '@hwp/contracts';
 import { UnauthorizedError } from '@hwp/platform';
 import { type RequestHandler, Router } from 'express';
+import { requestTenant } from '../../tenants/tenant-context';
 import type { FileAccessClaims, FileAccessTokens } from '../file-access-tokens';
 import { type Downloads, downloadResponses, sendFile } from '../file-download';
-import { caller, type FileRouting, fileNotFound } from './file-routing';
+import { type FileRouting, fileNotFound } from './file-routing';
 
 /**
  * The credential of a download (section 5.1.6): a bearer header, or `?token=` holding either a file
@@ -62,7 +63,7 @@ export const downloadFile = (
           throw new UnauthorizedError('This access token opens another file');
         return sendFile(downloads, await files.openForToken(claims), req, res);
       }
-      const { userId, tenant } = caller(req);
-      return sendFile(downloads, await files.open(tenant, userId, params.file_id), req, res);
+      if (!req.user) throw new UnauthorizedError();
+      return sendFile(downloads, await files.open(requestTenant(req), req.user.id, params.file_id), req, res);
     },
   });

@@ -1,7 +1,7 @@
 import { ErrorBodyDto } from '@hwp/contracts';
-import { type ApiRouter, type RawQuery, type RouteSpec, UnauthorizedError } from '@hwp/platform';
-import type { Request, RequestHandler } from 'express';
-import { type ResolvedTenant, requestTenant } from '../../tenants/tenant-context';
+import type { ApiRouter, RawQuery } from '@hwp/platform';
+import type { RequestHandler } from 'express';
+import { type TenantRouteSpec, tenantRoute } from '../../tenants/tenant-route';
 import type { FilesService } from '../files.service';
 
 export interface FileRouteDeps {
@@ -11,9 +11,7 @@ export interface FileRouteDeps {
 }
 
 /** A signed-in, rate-limited route in the resolved tenant. */
-export type FileRoute = <Body = unknown, Query = RawQuery>(
-  spec: Omit<RouteSpec<Body, Query>, 'security' | 'rateLimited'>,
-) => void;
+export type FileRoute = <Body = unknown, Query = RawQuery>(spec: TenantRouteSpec<Body, Query>) => void;
 
 export interface FileRouting extends FileRouteDeps {
   fileRoute: FileRoute;
@@ -24,21 +22,8 @@ export function fileRouting(api: ApiRouter, deps: FileRouteDeps): FileRouting {
   return {
     ...deps,
     api,
-    fileRoute: (spec) => {
-      api.route({
-        ...spec,
-        tags: spec.tags ?? ['files'],
-        security: ['bearerAuth'],
-        before: [...deps.signedIn, ...(spec.before ?? [])],
-        rateLimited: true,
-      });
-    },
+    fileRoute: (spec) => tenantRoute(api, deps.signedIn, { ...spec, tags: spec.tags ?? ['files'] }),
   };
-}
-
-export function caller(req: Request): { userId: string; tenant: ResolvedTenant } {
-  if (!req.user) throw new UnauthorizedError();
-  return { userId: req.user.id, tenant: requestTenant(req) };
 }
 
 export const fileNotFound = {

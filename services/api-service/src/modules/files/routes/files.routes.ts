@@ -1,6 +1,6 @@
 import { FileAccessToken, FileList, FilePermissions, FileRecord, ListFilesQuery } from '@hwp/contracts';
 import type { FileAccessTokens } from '../file-access-tokens';
-import { caller, type FileRouting, fileForbidden, fileNotFound } from './file-routing';
+import { type FileRouting, fileForbidden, fileNotFound } from './file-routing';
 
 export const listFiles = ({ fileRoute, files }: FileRouting) =>
   fileRoute({
@@ -12,8 +12,8 @@ export const listFiles = ({ fileRoute, files }: FileRouting) =>
       '(Postgres full text search, plus a substring match on the name). Newest change first.',
     query: ListFilesQuery,
     responses: { 200: { description: 'A page of file records', schema: FileList } },
-    handler: ({ query, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ query, user, tenant }) => {
+      const userId = user.id;
       return files.list(tenant, userId, query);
     },
   });
@@ -24,8 +24,8 @@ export const getFile = ({ fileRoute, files }: FileRouting) =>
     path: '/files/:file_id',
     summary: 'One file record',
     responses: { 200: { description: 'The file record', schema: FileRecord }, 404: fileNotFound },
-    handler: ({ params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ params, user, tenant }) => {
+      const userId = user.id;
       return files.get(tenant, userId, params.file_id);
     },
   });
@@ -37,8 +37,8 @@ export const deleteFile = ({ fileRoute, files }: FileRouting) =>
     summary: 'Delete a file with its revisions and annotations (uploader, admins, or the delete list)',
     status: 204,
     responses: { 204: { description: 'Deleted' }, 403: fileForbidden, 404: fileNotFound },
-    handler: async ({ params, req, res }) => {
-      const { userId, tenant } = caller(req);
+    handler: async ({ params, res, user, tenant }) => {
+      const userId = user.id;
       await files.remove(tenant, userId, params.file_id);
       res.status(204).end();
     },
@@ -60,8 +60,8 @@ export const setPermissions = ({ fileRoute, files }: FileRouting) =>
       403: fileForbidden,
       404: fileNotFound,
     },
-    handler: ({ body, params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ body, params, user, tenant }) => {
+      const userId = user.id;
       return files.setPermissions(tenant, userId, params.file_id, body);
     },
   });
@@ -75,8 +75,8 @@ export const accessToken = ({ fileRoute, files }: FileRouting, tokens: FileAcces
       200: { description: 'The token and when it expires', schema: FileAccessToken },
       404: fileNotFound,
     },
-    handler: async ({ params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: async ({ params, req, user, tenant }) => {
+      const userId = user.id;
       const { file } = await files.open(tenant, userId, params.file_id);
       return tokens.issue({ fileId: file.id, tenantId: tenant.id, userId, sessionId: req.user?.sessionId });
     },

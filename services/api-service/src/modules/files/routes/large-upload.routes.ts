@@ -6,7 +6,7 @@ import {
   UploadUrlResponse,
 } from '@hwp/contracts';
 import type { LargeUploads } from '../large-uploads';
-import { caller, type FileRouting } from './file-routing';
+import { type FileRouting } from './file-routing';
 
 export const uploadUrl = ({ fileRoute }: FileRouting, uploads: LargeUploads) =>
   fileRoute({
@@ -23,8 +23,8 @@ export const uploadUrl = ({ fileRoute }: FileRouting, uploads: LargeUploads) =>
       201: { description: 'The upload and its part URLs', schema: UploadUrlResponse },
       413: { description: 'Larger than MAX_UPLOAD_MB', schema: ErrorBodyDto },
     },
-    handler: ({ body, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ body, user, tenant }) => {
+      const userId = user.id;
       return uploads.start(tenant, userId, body);
     },
   });
@@ -49,8 +49,8 @@ export const uploadComplete = ({ fileRoute }: FileRouting, uploads: LargeUploads
         schema: ErrorBodyDto,
       },
     },
-    handler: ({ body, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ body, user, tenant }) => {
+      const userId = user.id;
       return uploads.complete(tenant, userId, body);
     },
   });

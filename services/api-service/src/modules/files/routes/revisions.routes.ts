@@ -1,5 +1,5 @@
 import { FileRecord, FileRevision, FileRevisionList, PageQuery } from '@hwp/contracts';
-import { caller, type FileRouting, fileForbidden, fileNotFound } from './file-routing';
+import { type FileRouting, fileForbidden, fileNotFound } from './file-routing';
 
 export const listRevisions = ({ fileRoute, files }: FileRouting) =>
   fileRoute({
@@ -11,8 +11,8 @@ export const listRevisions = ({ fileRoute, files }: FileRouting) =>
       200: { description: 'The revisions (one page)', schema: FileRevisionList },
       404: fileNotFound,
     },
-    handler: ({ params, query, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ params, query, user, tenant }) => {
+      const userId = user.id;
       return files.revisions(tenant, userId, params.file_id, query);
     },
   });
@@ -23,8 +23,8 @@ export const getRevision = ({ fileRoute, files }: FileRouting) =>
     path: '/files/:file_id/revisions/:revision_id',
     summary: 'One revision',
     responses: { 200: { description: 'The revision', schema: FileRevision }, 404: fileNotFound },
-    handler: ({ params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ params, user, tenant }) => {
+      const userId = user.id;
       return files.revision(tenant, userId, params.file_id, params.revision_id);
     },
   });
@@ -43,8 +43,8 @@ export const revertFile = ({ fileRoute, files }: FileRouting) =>
       403: fileForbidden,
       404: fileNotFound,
     },
-    handler: ({ params, req }) => {
-      const { userId, tenant } = caller(req);
+    handler: ({ params, user, tenant }) => {
+      const userId = user.id;
       return files.revert(tenant, userId, params.file_id, params.revision_id);
     },
   });

@@ -18,7 +18,7 @@ import {
 import type { Request } from 'express';
 import { requestTenant } from '../../tenants/tenant-context';
 import { LARGE_FILES_HINT, revisionKey } from '../blob-upload';
-import { caller, type FileRouting } from './file-routing';
+import { type FileRouting } from './file-routing';
 
 /** At most this many files in one `POST /files/multiple-upload` (DECISIONS.md section 3). */
 export const MAX_FILES_PER_BATCH = 20;
@@ -101,7 +101,7 @@ export const uploadFile = ({ fileRoute, files }: FileRouting, blobs: BlobStore, 
       413: { description: 'Larger than MAX_UPLOAD_MB', schema: ErrorBodyDto },
       415: { description: 'Not multipart/form-data', schema: ErrorBodyDto },
     },
-    handler: async ({ req }) => {
+    handler: async ({ req, user, tenant }) => {
       const uploads = storedUploads(req);
       const form = await formOf(req, blobs, uploads);
       const [stored] = uploads;
@@ -110,7 +110,7 @@ export const uploadFile = ({ fileRoute, files }: FileRouting, blobs: BlobStore, 
           { field: 'file', message: 'required' },
         ]);
       }
-      const { userId, tenant } = caller(req);
+      const userId = user.id;
       return files.register(tenant, userId, stored, form);
     },
   });
@@ -155,7 +155,7 @@ export const uploadFiles = ({ fileRoute, files }: FileRouting, blobs: BlobStore,
       413: { description: 'A file larger than MAX_UPLOAD_MB', schema: ErrorBodyDto },
       415: { description: 'Not multipart/form-data', schema: ErrorBodyDto },
     },
-    handler: async ({ req }) => {
+    handler: async ({ req, user, tenant }) => {
       const uploads = storedUploads(req);
       const form = await formOf(req, blobs, uploads);
       if (uploads.length === 0) {
@@ -163,7 +163,7 @@ export const uploadFiles = ({ fileRoute, files }: FileRouting, blobs: BlobStore,
           { field: 'files', message: 'required' },
         ]);
       }
-      const { userId, tenant } = caller(req);
+      const userId = user.id;
       const items = [];
       for (const [index, stored] of uploads.entries()) {
         try {

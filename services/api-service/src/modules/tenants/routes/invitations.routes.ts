@@ -6,7 +6,7 @@ import {
   TenantInvitationList,
   TenantInvitationTokenRequest,
 } from '@hwp/contracts';
-import { forbidden, notFound, type TenantRouting, userId } from './tenant-routing';
+import { forbidden, notFound, type TenantRouting } from './tenant-routing';
 
 const noInvitation = {
   description: 'No pending, unexpired invitation to the caller’s confirmed email has that token or id',
@@ -25,7 +25,7 @@ export const listInvitations = ({ signedInRoute, invitations }: TenantRouting) =
       403: forbidden,
       404: notFound,
     },
-    handler: ({ query, params, req }) => invitations.listForTenant(userId(req), params.tenant_id, query),
+    handler: ({ query, params, user }) => invitations.listForTenant(user.id, params.tenant_id, query),
   });
 
 export const revokeInvitation = ({ signedInRoute, invitations }: TenantRouting) =>
@@ -40,8 +40,8 @@ export const revokeInvitation = ({ signedInRoute, invitations }: TenantRouting) 
       404: { description: 'No such tenant or invitation', schema: ErrorBodyDto },
       409: { description: 'The invitation is no longer pending', schema: ErrorBodyDto },
     },
-    handler: async ({ params, req, res }) => {
-      await invitations.revoke(userId(req), params.tenant_id, params.invitation_id);
+    handler: async ({ params, res, user }) => {
+      await invitations.revoke(user.id, params.tenant_id, params.invitation_id);
       res.status(204).end();
     },
   });
@@ -54,7 +54,7 @@ export const myInvitations = ({ signedInRoute, invitations }: TenantRouting) =>
     tags: ['tenants'],
     query: PageQuery,
     responses: { 200: { description: 'Page of invitations', schema: TenantInvitationList } },
-    handler: ({ query, req }) => invitations.listMine(userId(req), query),
+    handler: ({ query, user }) => invitations.listMine(user.id, query),
   });
 
 export const acceptInvitation = ({ signedInRoute, invitations }: TenantRouting) =>
@@ -66,7 +66,7 @@ export const acceptInvitation = ({ signedInRoute, invitations }: TenantRouting) 
     tags: ['tenants'],
     body: TenantInvitationTokenRequest,
     responses: { 200: { description: 'The joined tenant', schema: Tenant }, 404: noInvitation },
-    handler: ({ body, req }) => invitations.accept(userId(req), { token: body.token }),
+    handler: ({ body, user }) => invitations.accept(user.id, { token: body.token }),
   });
 
 export const declineInvitation = ({ signedInRoute, invitations }: TenantRouting) =>
@@ -77,7 +77,7 @@ export const declineInvitation = ({ signedInRoute, invitations }: TenantRouting)
     tags: ['tenants'],
     body: TenantInvitationTokenRequest,
     responses: { 200: { description: 'Declined', schema: TenantInvitation }, 404: noInvitation },
-    handler: ({ body, req }) => invitations.decline(userId(req), { token: body.token }),
+    handler: ({ body, user }) => invitations.decline(user.id, { token: body.token }),
   });
 
 export const acceptInvitationById = ({ signedInRoute, invitations }: TenantRouting) =>
@@ -87,7 +87,7 @@ export const acceptInvitationById = ({ signedInRoute, invitations }: TenantRouti
     summary: 'Accept one of the caller’s invitations (from GET /tenant-invitations)',
     tags: ['tenants'],
     responses: { 200: { description: 'The joined tenant', schema: Tenant }, 404: noInvitation },
-    handler: ({ params, req }) => invitations.accept(userId(req), { id: params.invitation_id }),
+    handler: ({ params, user }) => invitations.accept(user.id, { id: params.invitation_id }),
   });
 
 export const declineInvitationById = ({ signedInRoute, invitations }: TenantRouting) =>
@@ -97,5 +97,5 @@ export const declineInvitationById = ({ signedInRoute, invitations }: TenantRout
     summary: 'Decline one of the caller’s invitations',
     tags: ['tenants'],
     responses: { 200: { description: 'Declined', schema: TenantInvitation }, 404: noInvitation },
-    handler: ({ params, req }) => invitations.decline(userId(req), { id: params.invitation_id }),
+    handler: ({ params, user }) => invitations.decline(user.id, { id: params.invitation_id }),
   });

@@ -7,7 +7,7 @@ import {
   TenantMemberList,
   UpdateTenantMemberRequest,
 } from '@hwp/contracts';
-import { forbidden, notFound, type TenantRouting, userId } from './tenant-routing';
+import { forbidden, notFound, type TenantRouting } from './tenant-routing';
 
 const noOwnerLeft = { description: 'It would leave the tenant without an owner', schema: ErrorBodyDto };
 
@@ -23,7 +23,7 @@ export const listMembers = ({ signedInRoute, tenants }: TenantRouting) =>
       403: forbidden,
       404: notFound,
     },
-    handler: ({ query, params, req }) => tenants.members(userId(req), params.tenant_id, query),
+    handler: ({ query, params, user }) => tenants.members(user.id, params.tenant_id, query),
   });
 
 export const addMember = ({ signedInRoute, invitations }: TenantRouting) =>
@@ -45,7 +45,7 @@ export const addMember = ({ signedInRoute, invitations }: TenantRouting) =>
       404: notFound,
       409: { description: 'The address is already a member', schema: ErrorBodyDto },
     },
-    handler: ({ body, params, req }) => invitations.invite(userId(req), params.tenant_id, body),
+    handler: ({ body, params, user }) => invitations.invite(user.id, params.tenant_id, body),
   });
 
 export const updateMember = ({ signedInRoute, tenants }: TenantRouting) =>
@@ -61,8 +61,8 @@ export const updateMember = ({ signedInRoute, tenants }: TenantRouting) =>
       404: notFound,
       409: noOwnerLeft,
     },
-    handler: ({ body, params, req }) =>
-      tenants.updateMember(userId(req), params.tenant_id, params.user_id, body.role),
+    handler: ({ body, params, user }) =>
+      tenants.updateMember(user.id, params.tenant_id, params.user_id, body.role),
   });
 
 export const removeMember = ({ signedInRoute, tenants }: TenantRouting) =>
@@ -77,8 +77,8 @@ export const removeMember = ({ signedInRoute, tenants }: TenantRouting) =>
       404: notFound,
       409: noOwnerLeft,
     },
-    handler: async ({ params, req, res }) => {
-      await tenants.removeMember(userId(req), params.tenant_id, params.user_id);
+    handler: async ({ params, res, user }) => {
+      await tenants.removeMember(user.id, params.tenant_id, params.user_id);
       res.status(204).end();
     },
   });

@@ -1,5 +1,5 @@
 import { Profile, UpdateProfileRequest } from '@hwp/contracts';
-import { forbidden, type TenantRouting, userId } from './tenant-routing';
+import { forbidden, type TenantRouting } from './tenant-routing';
 
 export const getProfile = ({ signedInRoute, profiles }: TenantRouting) =>
   signedInRoute({
@@ -8,7 +8,7 @@ export const getProfile = ({ signedInRoute, profiles }: TenantRouting) =>
     summary: 'Profile of the caller with their tenants',
     tags: ['profile'],
     responses: { 200: { description: 'The profile', schema: Profile }, 403: forbidden },
-    handler: ({ req }) => profiles.get(userId(req)),
+    handler: ({ user }) => profiles.get(user.id),
   });
 
 export const updateProfile = ({ signedInRoute, profiles }: TenantRouting) =>
@@ -22,5 +22,5 @@ export const updateProfile = ({ signedInRoute, profiles }: TenantRouting) =>
       200: { description: 'The updated profile', schema: Profile },
       403: forbidden,
     },
-    handler: ({ body, req }) => profiles.update(userId(req), body),
+    handler: ({ body, user }) => profiles.update(user.id, body),
   });

@@ -1,8 +1,9 @@
 import { ErrorBodyDto } from '@hwp/contracts';
-import { type ApiRouter, type RawQuery, type RouteSpec, UnauthorizedError } from '@hwp/platform';
-import type { Request, RequestHandler } from 'express';
+import type { ApiRouter, RawQuery } from '@hwp/platform';
+import type { RequestHandler } from 'express';
 import type { ProfileService } from '../profile.service';
 import type { TenantInvitationsService } from '../tenant-invitations.service';
+import { type UserRouteSpec, userRoute } from '../tenant-route';
 import type { TenantsService } from '../tenants.service';
 
 export interface TenantRouteDeps {
@@ -14,9 +15,7 @@ export interface TenantRouteDeps {
 }
 
 /** A signed-in, rate-limited route of the tenants feature. */
-export type SignedInRoute = <Body = unknown, Query = RawQuery>(
-  spec: Omit<RouteSpec<Body, Query>, 'security' | 'before' | 'rateLimited'>,
-) => void;
+export type SignedInRoute = <Body = unknown, Query = RawQuery>(spec: UserRouteSpec<Body, Query>) => void;
 
 export interface TenantRouting extends TenantRouteDeps {
   signedInRoute: SignedInRoute;
@@ -25,9 +24,7 @@ export interface TenantRouting extends TenantRouteDeps {
 export function tenantRouting(api: ApiRouter, deps: TenantRouteDeps): TenantRouting {
   return {
     ...deps,
-    signedInRoute: (spec) => {
-      api.route({ ...spec, security: ['bearerAuth'], before: deps.signedIn, rateLimited: true });
-    },
+    signedInRoute: (spec) => userRoute(api, deps.signedIn, spec),
   };
 }
 
@@ -36,8 +33,3 @@ export const forbidden = {
   description: 'The caller’s role is too low, or X-Tenant-ID names a tenant they are not in',
   schema: ErrorBodyDto,
 };
-
-export function userId(req: Request): string {
-  if (!req.user) throw new UnauthorizedError();
-  return req.user.id;
-}

@@ -7,7 +7,7 @@ import {
   UpdateTenantRequest,
 } from '@hwp/contracts';
 import { requestTenant } from '../tenant-context';
-import { forbidden, notFound, type TenantRouting, userId } from './tenant-routing';
+import { forbidden, notFound, type TenantRouting } from './tenant-routing';
 
 export const createTenant = ({ signedInRoute, tenants }: TenantRouting) =>
   signedInRoute({
@@ -22,7 +22,7 @@ export const createTenant = ({ signedInRoute, tenants }: TenantRouting) =>
       403: forbidden,
       409: { description: 'The slug is taken', schema: ErrorBodyDto },
     },
-    handler: ({ body, req }) => tenants.create(userId(req), body),
+    handler: ({ body, user }) => tenants.create(user.id, body),
   });
 
 export const listTenants = ({ signedInRoute, tenants }: TenantRouting) =>
@@ -33,7 +33,7 @@ export const listTenants = ({ signedInRoute, tenants }: TenantRouting) =>
     tags: ['tenants'],
     query: PageQuery,
     responses: { 200: { description: 'Page of tenants', schema: TenantList }, 403: forbidden },
-    handler: ({ query, req }) => tenants.listForUser(userId(req), query),
+    handler: ({ query, user }) => tenants.listForUser(user.id, query),
   });
 
 export const currentTenant = ({ signedInRoute, tenants }: TenantRouting) =>
@@ -43,7 +43,7 @@ export const currentTenant = ({ signedInRoute, tenants }: TenantRouting) =>
     summary: 'The tenant this request resolves to (X-Tenant-ID, else default, else first)',
     tags: ['tenants'],
     responses: { 200: { description: 'The resolved tenant', schema: Tenant }, 403: forbidden },
-    handler: ({ req }) => tenants.get(userId(req), requestTenant(req).id),
+    handler: ({ req, user }) => tenants.get(user.id, requestTenant(req).id),
   });
 
 export const getTenant = ({ signedInRoute, tenants }: TenantRouting) =>
@@ -53,7 +53,7 @@ export const getTenant = ({ signedInRoute, tenants }: TenantRouting) =>
     summary: 'Tenant details',
     tags: ['tenants'],
     responses: { 200: { description: 'The tenant', schema: Tenant }, 403: forbidden, 404: notFound },
-    handler: ({ params, req }) => tenants.get(userId(req), params.tenant_id),
+    handler: ({ params, user }) => tenants.get(user.id, params.tenant_id),
   });
 
 export const updateTenant = ({ signedInRoute, tenants }: TenantRouting) =>
@@ -69,5 +69,5 @@ export const updateTenant = ({ signedInRoute, tenants }: TenantRouting) =>
       404: notFound,
       409: { description: 'The slug is taken', schema: ErrorBodyDto },
     },
-    handler: ({ body, params, req }) => tenants.update(userId(req), params.tenant_id, body),
+    handler: ({ body, params, user }) => tenants.update(user.id, params.tenant_id, body),
   });
