@@ -7,9 +7,10 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
-    // jose 6 ships ESM only. Node >= 20.19 require()s it natively (the built code does); Jest's
-    // module loader does so only on Node >= 24.9, so before that it is compiled to CommonJS here.
-    '/node_modules/.+(/jose/dist/.+\\.js|\\.mjs)$': [
+    // jose 6 and meshoptimizer ship ESM only. Node >= 20.19 require()s them natively (the built code
+    // does); Jest's module loader does so only on Node >= 24.9, so before that they are compiled to
+    // CommonJS here.
+    '/node_modules/.+(/jose/dist/.+\\.js|/meshoptimizer/[^/]+\\.js|\\.mjs)$': [
       'ts-jest',
       {
         tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10', target: 'es2022' },
@@ -18,7 +19,9 @@ module.exports = {
     ],
   },
   // ... and so are the ES-module-only files @gltf-transform loads (property-graph, ktx-parse, ...).
-  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/jose@[^/]+/node_modules/)?jose/)(?!.+\\.mjs$)'],
+  transformIgnorePatterns: [
+    '/node_modules/(?!(\\.pnpm/(jose|meshoptimizer)@[^/]+/node_modules/)?(jose|meshoptimizer)/)(?!.+\\.mjs$)',
+  ],
   moduleNameMapper: {
     '^@hwp/(contracts|platform|geometry)$': '<rootDir>/packages/$1/src',
     '^@hwp/platform/test-kit$': '<rootDir>/packages/platform/src/test-kit',

@@ -48,14 +48,14 @@ export class TranslateFileRequest {
   @Matches(BRANCH_PATTERN, { message: 'branch names are [a-z0-9_-]' })
   branch?: string;
 
-  /** Keep about this share of the vertices (meshoptimizer's simplifier), 0.01-0.99. */
+  /** Keep about this share of the triangles (meshoptimizer's simplifier), 0.01-0.99. */
   @IsOptional()
   @IsNumber()
   @Min(0.01)
   @Max(0.99)
   simplify?: number;
 
-  /** Write EXT_meshopt_compression (smaller, needs a meshopt decoder in the viewer). */
+  /** Quantize and write EXT_meshopt_compression (smaller, needs a meshopt decoder in the viewer). */
   @IsOptional()
   @IsBoolean()
   compress?: boolean;

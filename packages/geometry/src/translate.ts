@@ -1,5 +1,13 @@
 import type { Document, Buffer as GltfBuffer, Primitive, WebIO } from '@gltf-transform/core';
 import { readBrep } from './brep';
+import {
+  creaseNormals,
+  largestExtent,
+  meshoptimizer,
+  SIMPLIFY_ERROR,
+  simplifyWelded,
+  weldByPosition,
+} from './indexed-mesh';
 import { MeshParseError, parseObj, parseStl } from './mesh';
 
 export const MODEL_FORMATS = ['stl', 'obj', 'gltf', 'glb', 'step', 'iges'] as const;
@@ -23,9 +31,13 @@ export function modelFormatOf(filename: string): ModelFormat | null {
 }
 
 export interface TranslateOptions {
-  /** Keep about this share (0-1, exclusive) of the vertices, through meshoptimizer's simplifier. */
+  /**
+   * Keep about this share (0-1, exclusive) of the triangles, through meshoptimizer's simplifier on
+   * the mesh welded by position (a STEP/IGES assembly mesh by mesh), within an error of 1% of the
+   * model's largest extent.
+   */
   simplify?: number;
-  /** Write EXT_meshopt_compression (quantized, meshopt-encoded buffers). */
+  /** Write EXT_meshopt_compression: reordered, quantized (KHR_mesh_quantization), meshopt-encoded. */
   compress?: boolean;
 }
 
@@ -52,38 +64,6 @@ function gltf() {
   };
 }
 
-/** Flat (per-facet) normals of a triangle soup, so a viewer shades CAD edges sharp. */
-function facetNormals(positions: Float32Array): Float32Array {
-  const normals = new Float32Array(positions.length);
-  for (let i = 0; i < positions.length; i += 9) {
-    const ux = positions[i + 3] - positions[i];
-    const uy = positions[i + 4] - positions[i + 1];
-    const uz = positions[i + 5] - positions[i + 2];
-    const vx = positions[i + 6] - positions[i];
-    const vy = positions[i + 7] - positions[i + 1];
-    const vz = positions[i + 8] - positions[i + 2];
-    let nx = uy * vz - uz * vy;
-    let ny = uz * vx - ux * vz;
-    let nz = ux * vy - uy * vx;
-    const length = Math.hypot(nx, ny, nz);
-    if (length > 0) {
-      nx /= length;
-      ny /= length;
-      nz /= length;
-    } else {
-      nx = 0;
-      ny = 0;
-      nz = 1;
-    }
-    for (let k = 0; k < 9; k += 3) {
-      normals[i + k] = nx;
-      normals[i + k + 1] = ny;
-      normals[i + k + 2] = nz;
-    }
-  }
-  return normals;
-}
-
 function addMesh(
   doc: Document,
   buffer: GltfBuffer,
@@ -91,10 +71,13 @@ function addMesh(
   mesh: {
     positions: Float32Array;
     normals: Float32Array | null;
-    indices: Uint32Array | null;
+    indices: Uint32Array;
     color: [number, number, number] | null;
   },
 ): void {
+  if (mesh.indices.length === 0) return;
+  // 16-bit indices where they reach: half the index buffer of most parts.
+  const indices = mesh.positions.length / 3 <= 0xffff ? Uint16Array.from(mesh.indices) : mesh.indices;
   const primitive: Primitive = doc
     .createPrimitive()
     .setAttribute(
@@ -106,8 +89,7 @@ function addMesh(
       'NORMAL',
       doc.createAccessor().setType('VEC3').setArray(mesh.normals).setBuffer(buffer),
     );
-  if (mesh.indices)
-    primitive.setIndices(doc.createAccessor().setType('SCALAR').setArray(mesh.indices).setBuffer(buffer));
+  primitive.setIndices(doc.createAccessor().setType('SCALAR').setArray(indices).setBuffer(buffer));
   const [r, g, b] = mesh.color ?? [0.72, 0.74, 0.78];
   primitive.setMaterial(
     doc
@@ -125,6 +107,7 @@ async function documentOf(
   data: Uint8Array,
   format: ModelFormat,
   name: string,
+  ratio: number | undefined,
   progress: TranslateProgress,
 ): Promise<Document> {
   if (format === 'glb' || format === 'gltf') {
@@ -138,10 +121,11 @@ async function documentOf(
       );
     }
   }
-  const { Document, weld } = gltf();
+  const { Document } = gltf();
   const doc = new Document();
   const buffer = doc.createBuffer();
   doc.getRoot().setDefaultScene(doc.createScene(name));
+  const { MeshoptSimplifier } = await meshoptimizer();
   if (format === 'step' || format === 'iges') {
     const meshes = await readBrep(data, format);
     if (meshes === null)
@@ -149,28 +133,38 @@ async function documentOf(
     if (meshes.length === 0)
       throw new MeshParseError(`the ${format.toUpperCase()} file holds no geometry to show`);
     progress('meshing', 50);
-    for (const mesh of meshes) addMesh(doc, buffer, mesh.name, mesh);
+    // Unsimplified, OpenCascade's mesh stands: its normals are the surfaces' own, split by B-rep face.
+    if (ratio === undefined) {
+      for (const mesh of meshes) addMesh(doc, buffer, mesh.name, mesh);
+      return doc;
+    }
+    // Each body welded and simplified on its own, all within one error bound (the assembly's scale).
+    const welded = meshes.map((mesh) => weldByPosition(MeshoptSimplifier, mesh.positions, mesh.indices));
+    const error = SIMPLIFY_ERROR * largestExtent(welded);
+    welded.forEach((mesh, i) => {
+      const simplified = simplifyWelded(MeshoptSimplifier, mesh, ratio, error);
+      addMesh(doc, buffer, meshes[i].name, { ...creaseNormals(simplified), color: meshes[i].color });
+    });
     return doc;
   }
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   const parsed = format === 'stl' ? parseStl(bytes) : parseObj(bytes);
   if (parsed.triangles === 0) throw new MeshParseError(`the ${format.toUpperCase()} file has no triangles`);
   progress('meshing', 40);
-  addMesh(doc, buffer, name, {
-    positions: parsed.positions,
-    normals: facetNormals(parsed.positions),
-    indices: null,
-    color: null,
-  });
-  // Index the triangle soup: vertices equal in position and facet normal become one.
-  await doc.transform(weld());
+  // A triangle soup indexed by position, so neighbouring facets share vertices: normals are split
+  // again only along sharp edges.
+  let mesh = weldByPosition(MeshoptSimplifier, parsed.positions, null);
+  if (ratio !== undefined)
+    mesh = simplifyWelded(MeshoptSimplifier, mesh, ratio, SIMPLIFY_ERROR * largestExtent([mesh]));
+  addMesh(doc, buffer, name, { ...creaseNormals(mesh), color: null });
   return doc;
 }
 
 /**
- * A CAD or mesh file as one GLB for a web viewer: STL and OBJ (welded, flat normals), glTF/GLB
- * (re-packed), STEP and IGES (tessellated by OpenCascade, a mesh a body). Optionally simplified and
- * meshopt-compressed. A file that cannot be read throws MeshParseError, with the reason.
+ * A CAD or mesh file as one GLB for a web viewer: STL and OBJ (welded by position, normals smooth
+ * below a crease angle and sharp above), glTF/GLB (re-packed), STEP and IGES (tessellated by
+ * OpenCascade, a mesh a body). Optionally simplified and meshopt-compressed. A file that cannot be
+ * read throws MeshParseError, with the reason.
  */
 export async function translateModel(
   data: Uint8Array,
@@ -179,31 +173,29 @@ export async function translateModel(
   progress: TranslateProgress = () => {},
   name = 'model',
 ): Promise<TranslatedModel> {
-  const { WebIO, EXTMeshoptCompression, dedup, prune, simplify, weld } = gltf();
-  // WebIO: everything is in memory (no file paths), and it loads no Node modules lazily.
-  const io = new WebIO().registerExtensions([EXTMeshoptCompression]);
+  const { WebIO, Logger, EXTMeshoptCompression, KHRMeshQuantization, dedup, meshopt, prune, simplify, weld } =
+    gltf();
+  // WebIO: everything is in memory (no file paths), and it loads no Node modules lazily. Quantized
+  // attributes (compress) are valid glTF only under KHR_mesh_quantization.
+  const io = new WebIO().registerExtensions([EXTMeshoptCompression, KHRMeshQuantization]);
   progress('reading', 5);
-  const doc = await documentOf(io, data, format, name, progress);
+  const doc = await documentOf(io, data, format, name, options.simplify, progress);
+  // glTF-Transform's transforms report each step at INFO on the console: a worker's log wants warnings.
+  doc.setLogger(new Logger(Logger.Verbosity.WARN));
   progress('optimizing', 70);
   await doc.transform(dedup(), prune());
-  if (options.simplify !== undefined || options.compress) {
-    // meshoptimizer is an ES module (WebAssembly inside): loaded only when asked for.
-    const { MeshoptEncoder, MeshoptSimplifier } = await import('meshoptimizer');
-    if (options.simplify !== undefined) {
-      await MeshoptSimplifier.ready;
-      await doc.transform(
-        weld(),
-        simplify({ simplifier: MeshoptSimplifier, ratio: options.simplify, error: 0.001 }),
-      );
-    }
-    if (options.compress) {
-      await MeshoptEncoder.ready;
-      io.registerDependencies({ 'meshopt.encoder': MeshoptEncoder });
-      doc
-        .createExtension(EXTMeshoptCompression)
-        .setRequired(true)
-        .setEncoderOptions({ method: EXTMeshoptCompression.EncoderMethod.QUANTIZE });
-    }
+  if ((format === 'glb' || format === 'gltf') && options.simplify !== undefined) {
+    const { MeshoptSimplifier } = await meshoptimizer();
+    await doc.transform(
+      weld(),
+      simplify({ simplifier: MeshoptSimplifier, ratio: options.simplify, error: SIMPLIFY_ERROR }),
+    );
+  }
+  if (options.compress) {
+    // glTF-Transform's meshopt: vertex cache order, quantized attributes, then the encoder on write.
+    const { MeshoptEncoder } = await meshoptimizer();
+    io.registerDependencies({ 'meshopt.encoder': MeshoptEncoder });
+    await doc.transform(meshopt({ encoder: MeshoptEncoder }));
   }
   const stats = measure(doc);
   if (stats.vertices === 0) throw new MeshParseError('the model has no vertices to show');
