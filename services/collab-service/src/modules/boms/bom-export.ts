@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Bom, BomAlternate, CurrencyAmount } from '@hwp/contracts';
+import type { BomAlternate, CurrencyAmount } from '@hwp/contracts';
 import { drainedOrClosed } from '@hwp/platform';
 import type { Response } from 'express';
-import Papa from 'papaparse';
-import { xlsx } from '../parts/import/xlsx-module';
-import type { ExpandedNode, ExpandedTree } from './bom-tree';
+import type { LineFacts, Occurrence, TreeWalk } from './bom-walk';
+import { sheetWriter } from './xlsx-writer';
 
 export type Cell = string | number | null;
 export interface ExportRow {
@@ -130,59 +129,74 @@ export function alternatesText(alternates: BomAlternate[]): Cell {
   return neutralise(alternates.map((a) => `${a.partNumber} (${a.approval})`).join(', '));
 }
 
-/** The assembly each BOM in the tree belongs to: the root's, and each sub-BOM's node part. */
-function assemblies(tree: ExpandedTree, header: Bom): Map<string, string> {
-  const byBom = new Map<string, string>([[header.id, header.assemblyPartNumber]]);
-  for (const node of tree.nodes) if (node.subBomId) byBom.set(node.subBomId, node.partNumber);
-  return byBom;
+/** An export: its column names and its rows, produced one at a time as the tree is walked. */
+export interface ExportRows {
+  header: string[];
+  rows: Iterable<ExportRow>;
+}
+
+/**
+ * Rows from a walk of the tree: `fixed` gives a line's cells that are the same in every occurrence
+ * (computed once per line and kept), `row` puts them together with the occurrence's own.
+ */
+function* rowsOf(
+  walk: TreeWalk,
+  fixed: (facts: LineFacts) => Cell[],
+  row: (occurrence: Occurrence, cells: Cell[]) => Cell[],
+): Generator<ExportRow> {
+  const cache = new Map<LineFacts, Cell[]>();
+  for (const occurrence of walk.occurrences()) {
+    let cells = cache.get(occurrence.facts);
+    if (!cells) {
+      cells = fixed(occurrence.facts);
+      cache.set(occurrence.facts, cells);
+    }
+    yield { level: occurrence.level, cells: row(occurrence, cells) };
+  }
 }
 
 /** Depth-first rows with a level and an item number (1, 1.1, 1.2, 2, ...). */
-export function hierarchicalTable(header: Bom, tree: ExpandedTree): ExportTable {
-  const byBom = assemblies(tree, header);
-  const rows: ExportRow[] = [];
-  const walk = (nodes: ExpandedNode[], prefix: string) => {
-    nodes.forEach((node, index) => {
-      const itemNumber = prefix ? `${prefix}.${index + 1}` : String(index + 1);
-      rows.push({
-        level: node.level,
-        cells: [
-          node.level,
-          itemNumber,
-          text(node.partNumber),
-          text(node.name),
-          node.qty,
-          node.extendedQty,
-          text(node.uom),
-          text(node.refdes),
-          text(node.notes),
-          node.sortIndex,
-          text(byBom.get(node.bomId) ?? ''),
-          text(node.bomRevision),
-          node.unitCost,
-          node.currency,
-          ...extendedCostCells(node.extendedCost),
-          alternatesText(node.alternates),
-          node.dateFrom ?? null,
-          node.dateTo ?? null,
-          node.serialFrom ?? null,
-          node.serialTo ?? null,
-          text(node.lotFrom),
-          text(node.lotTo),
-          Object.keys(node.attributes).length > 0 ? text(JSON.stringify(node.attributes)) : null,
-          node.warnings.length > 0 ? text(node.warnings.map((w) => w.message).join('; ')) : null,
-        ],
-      });
-      walk(node.children, itemNumber);
-    });
+export function hierarchicalRows(walk: TreeWalk): ExportRows {
+  const fixed = ({ row: line, qty, refdes, extendedCost, warnings }: LineFacts): Cell[] => [
+    text(line.part_number),
+    text(line.name),
+    qty,
+    text(line.uom),
+    text(refdes),
+    text(line.notes),
+    line.sort_index,
+    text(walk.assemblyOf.get(line.bom_id) ?? ''),
+    text(line.bom_revision),
+    line.unit_cost === null ? null : Number(line.unit_cost),
+    line.currency,
+    ...extendedCostCells(extendedCost),
+    alternatesText(line.alternates),
+    line.date_from ?? null,
+    line.date_to ?? null,
+    line.serial_from === null ? null : Number(line.serial_from),
+    line.serial_to === null ? null : Number(line.serial_to),
+    text(line.lot_from),
+    text(line.lot_to),
+    Object.keys(line.attributes).length > 0 ? text(JSON.stringify(line.attributes)) : null,
+    warnings.length > 0 ? text(warnings.map((w) => w.message).join('; ')) : null,
+  ];
+  return {
+    header: [...HIERARCHICAL_COLUMNS],
+    rows: rowsOf(walk, fixed, (o, c) => [
+      o.level,
+      o.itemNumber,
+      c[0],
+      c[1],
+      c[2],
+      o.extendedQty,
+      ...c.slice(3),
+    ]),
   };
-  walk(tree.top, '');
-  return { header: [...HIERARCHICAL_COLUMNS], rows };
 }
 
 /** Parent/child pairs of every level, units as codes, cost columns when any line has a cost. */
-export function erpTable(header: Bom, tree: ExpandedTree): ExportTable {
-  const costs = tree.nodes.some((n) => n.unitCost !== null);
+export function erpRows(walk: TreeWalk): ExportRows {
+  const costs = walk.anyCost;
   const columns = [
     'parent_part_number',
     'child_part_number',
@@ -201,28 +215,40 @@ export function erpTable(header: Bom, tree: ExpandedTree): ExportTable {
     'bom_revision',
     ...(costs ? ['unit_cost', 'currency', 'extended_cost', 'extended_cost_currency'] : []),
   ];
-  const rows = tree.nodes.map((node) => ({
-    level: node.level,
-    cells: [
-      text(node.partPath[node.partPath.length - 2] ?? header.assemblyPartNumber),
-      text(node.partNumber),
-      text(node.name),
-      node.level,
-      node.qty,
-      erpUnit(node.uom),
-      node.extendedQty,
-      text(node.refdes),
-      node.dateFrom ?? null,
-      node.dateTo ?? null,
-      node.serialFrom ?? null,
-      node.serialTo ?? null,
-      text(node.lotFrom),
-      text(node.lotTo),
-      text(node.bomRevision),
-      ...(costs ? [node.unitCost, node.currency, ...extendedCostCells(node.extendedCost)] : []),
-    ],
-  }));
-  return { header: columns, rows };
+  const fixed = ({ row: line, qty, refdes, extendedCost }: LineFacts): Cell[] => [
+    text(line.part_number),
+    text(line.name),
+    qty,
+    erpUnit(line.uom),
+    text(refdes),
+    line.date_from ?? null,
+    line.date_to ?? null,
+    line.serial_from === null ? null : Number(line.serial_from),
+    line.serial_to === null ? null : Number(line.serial_to),
+    text(line.lot_from),
+    text(line.lot_to),
+    text(line.bom_revision),
+    ...(costs
+      ? [
+          line.unit_cost === null ? null : Number(line.unit_cost),
+          line.currency,
+          ...extendedCostCells(extendedCost),
+        ]
+      : []),
+  ];
+  return {
+    header: columns,
+    rows: rowsOf(walk, fixed, (o, c) => [
+      text(o.parentPartNumber),
+      c[0],
+      c[1],
+      o.level,
+      c[2],
+      c[3],
+      o.extendedQty,
+      ...c.slice(4),
+    ]),
+  };
 }
 
 /** Bumped when an export's columns or cell formats change, so clients holding an old ETag refetch. */
@@ -271,30 +297,56 @@ export function notModified(
   return Number.isFinite(since) && changeSecond(changedAt) <= since;
 }
 
+/** Rows written per socket write. */
 const CHUNK_ROWS = 500;
 
-/** Writes the table as CSV (UTF-8 with BOM, CRLF) in chunks, waiting whenever the socket is full. */
-export async function streamCsv(res: Response, table: ExportTable): Promise<void> {
+/**
+ * One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break, or starts or ends
+ * with a blank (as papaparse's writer does, so the import reads it back the same).
+ */
+function csvField(cell: Cell): string {
+  if (cell === null) return '';
+  if (typeof cell === 'number') return String(cell);
+  return /[",\r\n\uFEFF]|^ | $/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell;
+}
+
+/**
+ * Writes the rows as CSV (UTF-8 with BOM, CRLF) as the walk yields them, in chunks, waiting whenever
+ * the socket is full (a client that stops reading holds one chunk, not the export).
+ */
+export async function streamCsv(res: Response, table: ExportRows): Promise<void> {
   const write = async (chunk: string) => {
     if (!res.write(chunk)) await drainedOrClosed(res);
   };
-  await write(`\uFEFF${Papa.unparse([table.header], { newline: '\r\n' })}\r\n`);
-  for (let i = 0; i < table.rows.length && !res.destroyed; i += CHUNK_ROWS) {
-    const cells = table.rows
-      .slice(i, i + CHUNK_ROWS)
-      .map((row) => row.cells.map((c) => (c === null ? '' : c)));
-    await write(`${Papa.unparse(cells, { newline: '\r\n' })}\r\n`);
+  let chunk = `\uFEFF${table.header.map(csvField).join(',')}\r\n`;
+  let count = 0;
+  for (const row of table.rows) {
+    if (res.destroyed) return;
+    chunk += `${row.cells.map(csvField).join(',')}\r\n`;
+    if (++count === CHUNK_ROWS) {
+      await write(chunk);
+      chunk = '';
+      count = 0;
+    }
   }
+  if (chunk) await write(chunk);
   res.end();
 }
 
-/** The table as an XLSX workbook: one sheet, typed cells, rows grouped in an outline by level. */
-export function xlsxBuffer(table: ExportTable, sheetName: string): Buffer {
-  const XLSX = xlsx();
-  const sheet = XLSX.utils.aoa_to_sheet([table.header, ...table.rows.map((row) => row.cells)]);
-  sheet['!rows'] = [{}, ...table.rows.map((row) => ({ level: Math.min(7, Math.max(0, row.level - 1)) }))];
-  sheet['!cols'] = table.header.map((name) => ({ wch: Math.max(8, name.length + 2) }));
-  const book = XLSX.utils.book_new();
-  XLSX.utils.book_append_sheet(book, sheet, sheetName.replace(/[\\/?*[\]:]/g, '_').slice(0, 31) || 'BOM');
-  return XLSX.write(book, { type: 'buffer', bookType: 'xlsx', compression: true }) as Buffer;
+/**
+ * Writes the rows as an XLSX workbook (one sheet, typed cells, rows grouped in an outline by level) as
+ * the walk yields them; memory stays flat in the number of rows, and a full socket is waited for.
+ */
+export async function streamXlsx(res: Response, table: ExportRows, sheetName: string): Promise<void> {
+  const sheet = sheetWriter(
+    res,
+    sheetName,
+    table.header.map((name) => Math.max(8, name.length + 2)),
+  );
+  await sheet.row(table.header);
+  for (const row of table.rows) {
+    if (res.destroyed) return;
+    await sheet.row(row.cells, row.level - 1);
+  }
+  await sheet.end();
 }

@@ -6,7 +6,7 @@ import { compactRefdes } from './refdes';
 export const MAX_DEPTH = 64;
 
 /** One line of a BOM the tree reaches, with its part and the BOM its part expands into. */
-interface LineRow {
+export interface LineRow {
   id: string;
   bom_id: string;
   bom_revision: string;
@@ -113,25 +113,29 @@ export interface ExpandedTree {
   cycles: string[][];
 }
 
-const round = (n: number) => Math.round(n * 1e6) / 1e6;
+export const round = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /** Reads the lines the tree is made of (read-only; on the caller's manager, so inside its transaction). */
 export async function loadTreeLines(manager: EntityManager, root: TreeRoot): Promise<LineRow[]> {
   return manager.query(LINES_SQL, [root.workspaceId, root.type, root.id]);
 }
 
-function amounts(map: Map<string | null, number>): CurrencyAmount[] {
+export function amounts(map: Map<string | null, number>): CurrencyAmount[] {
   return [...map.entries()]
     .filter(([, amount]) => amount !== 0 || map.size === 1)
     .sort(([a], [b]) => (a ?? '').localeCompare(b ?? ''))
     .map(([currency, amount]) => ({ currency, amount: round(amount) }));
 }
 
-function addScaled(into: Map<string | null, number>, from: Map<string | null, number>, factor: number) {
+export function addScaled(
+  into: Map<string | null, number>,
+  from: Map<string | null, number>,
+  factor: number,
+) {
   for (const [currency, amount] of from) into.set(currency, (into.get(currency) ?? 0) + amount * factor);
 }
 
-function warningsOf(row: LineRow, leaf: boolean, cycle: boolean): BomWarning[] {
+export function warningsOf(row: LineRow, leaf: boolean, cycle: boolean): BomWarning[] {
   const warnings: BomWarning[] = [];
   const problems: string[] = [];
   if (row.rohs_compliant === false) problems.push('not RoHS compliant');
@@ -159,7 +163,7 @@ function warningsOf(row: LineRow, leaf: boolean, cycle: boolean): BomWarning[] {
 }
 
 /** Siblings in sort order, then creation order (ids are time-ordered). */
-const bySortIndex = (a: LineRow, b: LineRow) =>
+export const bySortIndex = (a: LineRow, b: LineRow) =>
   a.sort_index - b.sort_index || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /**

@@ -26,6 +26,7 @@ import { PartVersionEntity } from '../parts/part.entity';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { BomEntity } from './bom.entity';
 import { assembleTree, type ExpandedTree, loadTreeLines, presentNode, type TreeRoot } from './bom-tree';
+import { TreeWalk } from './bom-walk';
 import { BomsRepository } from './boms.repository';
 
 /** The `bom` and `import.progress` events of the workspace stream. */
@@ -202,6 +203,18 @@ export class BomsService {
       assemblyPartNumber,
     };
     return assembleTree(await loadTreeLines(manager, root), root);
+  }
+
+  /** The tree under a BOM as a walk (exports): its distinct lines read in one query, nothing expanded yet. */
+  async walk(manager: EntityManager, bom: BomEntity, assemblyPartNumber: string): Promise<TreeWalk> {
+    const root: TreeRoot = {
+      id: bom.id,
+      workspaceId: bom.workspaceId,
+      type: bom.type,
+      assemblyPartId: bom.assemblyPartId,
+      assemblyPartNumber,
+    };
+    return new TreeWalk(await loadTreeLines(manager, root), root);
   }
 
   submit(actor: CollabUserEntity, access: WorkspaceScope, bomId: string): Promise<Bom> {

@@ -13,14 +13,13 @@ import { fromBody, fromResource } from '../../workspace-access/workspace-access'
 import { memberRoute, readRoute } from '../../workspace-access/workspace-route';
 import type { WorkspaceScope } from '../../workspace-access/workspace-scope';
 import {
-  type ExportTable,
-  erpTable,
+  erpRows,
   exportEtag,
-  hierarchicalTable,
+  hierarchicalRows,
   lastModified,
   notModified,
   streamCsv,
-  xlsxBuffer,
+  streamXlsx,
 } from '../bom-export';
 import type { BomImportService } from '../bom-import.service';
 import type { BomsService } from '../boms.service';
@@ -62,8 +61,8 @@ async function sendExport(
     return;
   }
   const header = await boms.present(manager, workspace, bom);
-  const tree = await boms.expand(manager, bom, header.assemblyPartNumber);
-  const table: ExportTable = format === 'erp.csv' ? erpTable(header, tree) : hierarchicalTable(header, tree);
+  const walk = await boms.walk(manager, bom, header.assemblyPartNumber);
+  const table = format === 'erp.csv' ? erpRows(walk) : hierarchicalRows(walk);
   res.setHeader('Content-Type', CONTENT_TYPES[format]);
   res.setHeader(
     'Content-Disposition',
@@ -71,7 +70,8 @@ async function sendExport(
   );
   res.setHeader('X-Content-Type-Options', 'nosniff');
   if (format === 'xlsx') {
-    res.status(200).end(xlsxBuffer(table, `${header.assemblyPartNumber} ${header.revision}`));
+    res.status(200);
+    await streamXlsx(res, table, `${header.assemblyPartNumber} ${header.revision}`);
     return;
   }
   res.status(200);
