@@ -1,11 +1,11 @@
 import { defineService } from '@hwp/platform';
 import type { ApiConfig } from './config';
-import { accountsFeature } from './modules/auth/accounts.feature';
+import { authFeature } from './modules/auth/auth.feature';
 import { filesFeature } from './modules/files/files.feature';
-import { imageToolsFeature } from './modules/images/image-tools.feature';
+import { imagesFeature } from './modules/images/images.feature';
 import { notificationsFeature } from './modules/notifications/notifications.feature';
 import { realtimeFeature } from './modules/realtime/realtime.feature';
-import { tenancyFeature } from './modules/tenants/tenancy.feature';
+import { tenancyFeature } from './modules/tenancy/tenancy.feature';
 import { tenantsFeature } from './modules/tenants/tenants.feature';
 
 /**
@@ -33,10 +33,10 @@ export const apiService = defineService<ApiConfig>({
   features: [
     notificationsFeature,
     tenancyFeature,
-    accountsFeature,
+    authFeature,
     tenantsFeature,
     filesFeature,
-    imageToolsFeature,
+    imagesFeature,
     realtimeFeature,
   ],
 });

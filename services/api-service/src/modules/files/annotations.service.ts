@@ -9,7 +9,7 @@ import {
 } from '@hwp/contracts';
 import { ConflictError, ForbiddenError, NotFoundError, newId } from '@hwp/platform';
 import { type DataSource, In } from 'typeorm';
-import type { ResolvedTenant } from '../tenants/tenant-context';
+import type { ResolvedTenant } from '../tenancy/tenant-context';
 import { FileAnnotationEntity, FileAnnotationReplyEntity } from './file.entity';
 import { may } from './file-permissions';
 import type { FilesService } from './files.service';

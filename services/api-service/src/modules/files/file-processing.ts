@@ -9,7 +9,7 @@ import {
 import type { BlobStore, Bus, JobTimer, Logger } from '@hwp/platform';
 import { BlobNotFoundError, checkedEvent } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
-import { TenantScope } from '../tenants/tenant-scope';
+import { TenantScope } from '../tenancy/tenant-scope';
 import { analyzeContent, type ContentAnalysis, type ScanResult, scanContent } from './analysis';
 import { classify } from './analysis/sniff';
 import type { ClamdClient } from './clamd';

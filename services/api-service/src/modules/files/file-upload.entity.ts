@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { registerTenantOwned } from '../tenants/tenant-scope';
+import { registerTenantOwned } from '../tenancy/tenant-scope';
 
 /** A pre-signed multipart upload in flight: its id becomes the revision's id when it completes. */
 @Entity({ name: 'file_uploads' })

@@ -8,7 +8,7 @@ import type {
   ProcessingStatus,
 } from '@hwp/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { registerTenantOwned } from '../tenants/tenant-scope';
+import { registerTenantOwned } from '../tenancy/tenant-scope';
 
 /** A file of a tenant: where it sits, who may do what, and which revision is current. */
 @Entity({ name: 'files' })

@@ -1,8 +1,8 @@
 import { defineFeature } from '@hwp/platform';
 import type { ApiConfig } from '../../config';
 import type { AuthModule } from '../auth/auth.module';
-import type { TenancyExports } from '../tenants/tenancy.feature';
-import { createTenantResolver } from '../tenants/tenant-context';
+import type { TenancyExports } from '../tenancy/tenancy.feature';
+import { createTenantResolver } from '../tenancy/tenant-context';
 import { AnnotationsService } from './annotations.service';
 import { ClamdClient } from './clamd';
 import { fileEntities } from './file.entity';
@@ -42,18 +42,18 @@ export interface FilesExports {
 export const filesFeature = defineFeature<
   ApiConfig,
   FilesExports,
-  { tenancy: TenancyExports; accounts: AuthModule }
+  { tenancy: TenancyExports; auth: AuthModule }
 >({
   name: 'files',
   entities: [...fileEntities, FileUploadEntity],
   migrations: [CreateFiles1764000000000, CreateFileUploads1764000000100, AddProcessingDeadline1764800000100],
-  build: (deps, { tenancy, accounts }) => {
+  build: (deps, { tenancy, auth }) => {
     const { dataSource, bus, blobs, config } = deps;
     const files = new FilesService(dataSource, bus, blobs, tenancy.tenants);
     const annotations = new AnnotationsService(dataSource, files);
     const largeUploads = new LargeUploads(blobs, files, config.MAX_UPLOAD_MB * 1024 * 1024);
-    const tokens = new FileAccessTokens(accounts.secret, (sessionId, userId) =>
-      accounts.sessions.isAlive(sessionId, userId),
+    const tokens = new FileAccessTokens(auth.secret, (sessionId, userId) =>
+      auth.sessions.isAlive(sessionId, userId),
     );
     const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
     // With a virus scanner configured, only scanned bytes leave (fail closed).
@@ -80,8 +80,8 @@ export const filesFeature = defineFeature<
       deps.lifecycle.onShutdown('processing-sweep', async () => clearInterval(timer));
     };
     const signedIn = [
-      accounts.authenticate,
-      accounts.standardLimit,
+      auth.authenticate,
+      auth.standardLimit,
       createTenantResolver(dataSource, tenancy.tenants),
     ];
     return {
@@ -96,7 +96,7 @@ export const filesFeature = defineFeature<
           listFiles(routing);
           getFile(routing);
           deleteFile(routing);
-          downloadFile(routing, downloads, tokens, accounts.standardLimit);
+          downloadFile(routing, downloads, tokens, auth.standardLimit);
           accessToken(routing, tokens);
           cadMetadata(routing);
           previewImage(routing, blobs, 'preview');
@@ -109,7 +109,7 @@ export const filesFeature = defineFeature<
           listAnnotations(routing, annotations);
           replyToAnnotation(routing, annotations);
           moveAnnotation(routing, annotations);
-          mountSharedRoutes(api, files, downloads, [accounts.authenticate, accounts.standardLimit]);
+          mountSharedRoutes(api, files, downloads, [auth.authenticate, auth.standardLimit]);
         },
       ],
       consumers: async () => {

@@ -1,6 +1,6 @@
 import { DEFAULT_PAGE_SIZE, type ListFilesQuery } from '@hwp/contracts';
 import { type EntityManager, In } from 'typeorm';
-import type { TenantScope, TenantScopedRepository } from '../tenants/tenant-scope';
+import type { TenantScope, TenantScopedRepository } from '../tenancy/tenant-scope';
 import { FileEntity, FileRevisionEntity } from './file.entity';
 
 /** The visibility test of file-permissions.ts `may(view)`, as SQL on `f` for a member of the tenant. */

@@ -21,9 +21,9 @@ import {
   ValidationError,
 } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { ResolvedTenant } from '../tenants/tenant-context';
-import { TenantScope } from '../tenants/tenant-scope';
-import type { TenantsService } from '../tenants/tenants.service';
+import type { ResolvedTenant } from '../tenancy/tenant-context';
+import { TenantScope } from '../tenancy/tenant-scope';
+import type { TenantsService } from '../tenancy/tenants.service';
 import { FileEntity, FileRevisionEntity } from './file.entity';
 import { fileName, folderPath, mimeTypeOf } from './file-names';
 import { type FileAction, type FileActor, may, NO_PERMISSIONS } from './file-permissions';

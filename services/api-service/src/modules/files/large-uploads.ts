@@ -9,7 +9,7 @@ import {
   ValidationError,
 } from '@hwp/platform';
 import { type DataSource, LessThan } from 'typeorm';
-import type { ResolvedTenant } from '../tenants/tenant-context';
+import type { ResolvedTenant } from '../tenancy/tenant-context';
 import { revisionKey, tooLarge } from './blob-upload';
 import { fileName, folderPath } from './file-names';
 import { FileUploadEntity } from './file-upload.entity';

@@ -1,7 +1,7 @@
 import { type FileProcessedData, type FileUploadedData, RoutingKeys } from '@hwp/contracts';
 import type { Bus, Logger } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
-import { TenantScope } from '../tenants/tenant-scope';
+import { TenantScope } from '../tenancy/tenant-scope';
 import { FilesRepository } from './files.repository';
 
 export interface SweepSettings {

@@ -15,7 +15,7 @@ import {
 import { type ApiRouter, ValidationError } from '@hwp/platform';
 import type { RequestHandler } from 'express';
 import sharp from 'sharp';
-import { type TenantRouteSpec, tenantRoute } from '../tenants/tenant-route';
+import { type TenantRouteSpec, tenantRoute } from '../tenancy/tenant-route';
 import type { ImageToolsService, ProviderJob } from './image-tools.service';
 import {
   analyzeImage,

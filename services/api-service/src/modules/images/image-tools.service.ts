@@ -13,7 +13,7 @@ import type { EntityManager } from 'typeorm';
 import { readAll } from '../files/analysis';
 import { revisionKey } from '../files/blob-upload';
 import type { FilesService } from '../files/files.service';
-import type { ResolvedTenant } from '../tenants/tenant-context';
+import type { ResolvedTenant } from '../tenancy/tenant-context';
 import { CustomStyleEntity, ImageOperationEntity } from './image.entities';
 import { decodable, paletteOf } from './local-engine';
 import { fetchRemoteImage } from './remote-image';

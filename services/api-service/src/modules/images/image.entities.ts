@@ -1,6 +1,6 @@
 import type { ImageOperationStatus, ImageTool } from '@hwp/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { registerTenantOwned } from '../tenants/tenant-scope';
+import { registerTenantOwned } from '../tenancy/tenant-scope';
 
 /** One call of an image tool (section 2.3), kept for `GET /image-operations/{id}`. */
 @Entity({ name: 'image_operations' })

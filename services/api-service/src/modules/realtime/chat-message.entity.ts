@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { registerTenantOwned } from '../tenants/tenant-scope';
+import { registerTenantOwned } from '../tenancy/tenant-scope';
 
 /** A message of a tenant's chat room (WebSocket `chat.send`), kept as the room's history. */
 @Entity({ name: 'chat_messages' })

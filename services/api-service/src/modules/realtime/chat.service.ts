@@ -6,7 +6,7 @@ import {
   RoutingKeys,
 } from '@hwp/contracts';
 import { type Bus, newId } from '@hwp/platform';
-import type { TenantScope } from '../tenants/tenant-scope';
+import type { TenantScope } from '../tenancy/tenant-scope';
 import { ChatMessageEntity } from './chat-message.entity';
 
 export function presentMessage(row: ChatMessageEntity): ChatMessage {

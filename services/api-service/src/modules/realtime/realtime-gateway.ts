@@ -13,7 +13,7 @@ import {
 import { AppError, errorBody, type Logger, UnauthorizedError, validateInput } from '@hwp/platform';
 import type { Request, RequestHandler, Response } from 'express';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
-import type { ResolvedTenant } from '../tenants/tenant-context';
+import type { ResolvedTenant } from '../tenancy/tenant-context';
 import type { ChatService } from './chat.service';
 
 /** Largest frame a client may send (a chat message is at most 4,000 characters). */

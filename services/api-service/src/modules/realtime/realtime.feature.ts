@@ -2,8 +2,8 @@ import { RoutingKeys } from '@hwp/contracts';
 import { defineFeature, onUpgrade } from '@hwp/platform';
 import type { ApiConfig } from '../../config';
 import type { AuthModule } from '../auth/auth.module';
-import type { TenancyExports } from '../tenants/tenancy.feature';
-import { createTenantResolver } from '../tenants/tenant-context';
+import type { TenancyExports } from '../tenancy/tenancy.feature';
+import { createTenantResolver } from '../tenancy/tenant-context';
 import { ChatService } from './chat.service';
 import { ChatMessageEntity } from './chat-message.entity';
 import { CreateChatMessages1764600000000 } from './migrations/1764600000000-CreateChatMessages';
@@ -19,17 +19,17 @@ export interface RealtimeExports {
 export const realtimeFeature = defineFeature<
   ApiConfig,
   RealtimeExports,
-  { tenancy: TenancyExports; accounts: AuthModule }
+  { tenancy: TenancyExports; auth: AuthModule }
 >({
   name: 'realtime',
   entities: [ChatMessageEntity],
   migrations: [CreateChatMessages1764600000000],
-  build: (deps, { tenancy, accounts }) => {
+  build: (deps, { tenancy, auth }) => {
     const { dataSource, bus, logger, lifecycle, config } = deps;
     const chat = new ChatService(bus);
     const signedIn = [
-      accounts.authenticate,
-      accounts.standardLimit,
+      auth.authenticate,
+      auth.standardLimit,
       createTenantResolver(dataSource, tenancy.tenants),
     ];
     const gateway = new RealtimeGateway({

@@ -1,7 +1,7 @@
 import { CHAT_ROOM_PATTERN, ChatHistoryQuery, ChatMessageList, ErrorBodyDto } from '@hwp/contracts';
 import { type ApiRouter, AppError, NotFoundError } from '@hwp/platform';
 import type { RequestHandler } from 'express';
-import { requestTenant } from '../tenants/tenant-context';
+import { requestTenant } from '../tenancy/tenant-context';
 import type { ChatService } from './chat.service';
 
 const WS_DESCRIPTION = `The WebSocket of the API host (DECISIONS.md section 7). Open it with an upgrade request:

@@ -3,7 +3,7 @@ import { type Bus, ValidationError } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { AuthService } from '../auth/auth.service';
 import { UserEntity } from '../auth/user.entity';
-import type { TenantsService } from './tenants.service';
+import type { TenantsService } from '../tenancy/tenants.service';
 
 /** `GET/PUT /profile`: the user's names, avatar and default tenant, with their tenants. */
 export class ProfileService {

@@ -9,10 +9,10 @@ import { ConflictError, ForbiddenError, NotFoundError, newId } from '@hwp/platfo
 import { type DataSource, type EntityManager, In, MoreThan } from 'typeorm';
 import { randomToken, sha256 } from '../auth/tokens';
 import { UserEntity } from '../auth/user.entity';
-import { TenantEntity, TenantMemberEntity } from './tenant.entity';
-import { TenantInvitationEntity } from './tenant-invitation.entity';
-import { registerTenantOwned, TenantScope } from './tenant-scope';
-import { type PageRequest, paging, type TenantsService } from './tenants.service';
+import { TenantEntity, TenantMemberEntity } from '../tenancy/tenant.entity';
+import { TenantInvitationEntity } from '../tenancy/tenant-invitation.entity';
+import { registerTenantOwned, TenantScope } from '../tenancy/tenant-scope';
+import { type PageRequest, paging, type TenantsService } from '../tenancy/tenants.service';
 
 registerTenantOwned(TenantInvitationEntity);
 

@@ -5,8 +5,8 @@ import { expectSchema } from '../../../test/support/openapi-schemas';
 import { expectTenantIsolation } from '../../../test/support/tenant-isolation';
 import { hex, tenantHelpers } from '../../../test/support/tenants-test-setup';
 import { UserEntity } from '../auth/user.entity';
-import { TenantMemberEntity } from './tenant.entity';
-import { isTenantOwned, TenantScope } from './tenant-scope';
+import { TenantMemberEntity } from '../tenancy/tenant.entity';
+import { isTenantOwned, TenantScope } from '../tenancy/tenant-scope';
 
 let api: ApiTestService;
 

@@ -2,9 +2,9 @@ import { defineFeature } from '@hwp/platform';
 import type { ApiConfig } from '../../config';
 import type { AuthModule } from '../auth/auth.module';
 import type { NotificationsModule } from '../notifications/notifications.service';
+import type { TenancyExports } from '../tenancy/tenancy.feature';
+import { createTenantResolver } from '../tenancy/tenant-context';
 import { ProfileService } from './profile.service';
-import type { TenancyExports } from './tenancy.feature';
-import { createTenantResolver } from './tenant-context';
 import { TenantInvitationsService } from './tenant-invitations.service';
 import { mountTenantRoutes } from './tenants.routes';
 
@@ -12,18 +12,18 @@ import { mountTenantRoutes } from './tenants.routes';
 export const tenantsFeature = defineFeature<
   ApiConfig,
   { profiles: ProfileService },
-  { tenancy: TenancyExports; accounts: AuthModule; notifications: NotificationsModule }
+  { tenancy: TenancyExports; auth: AuthModule; notifications: NotificationsModule }
 >({
   name: 'tenants',
-  build: (deps, { tenancy, accounts, notifications }) => {
-    const profiles = new ProfileService(deps.dataSource, deps.bus, accounts.auth, tenancy.tenants);
+  build: (deps, { tenancy, auth, notifications }) => {
+    const profiles = new ProfileService(deps.dataSource, deps.bus, auth.auth, tenancy.tenants);
     const invitations = new TenantInvitationsService(deps.dataSource, tenancy.tenants, {
       ttlMs: deps.config.TENANT_INVITATION_TTL_HOURS * 3_600_000,
-      linkBase: accounts.siteUrl,
+      linkBase: auth.siteUrl,
       notify: notifications.request,
     });
     const resolveTenant = createTenantResolver(deps.dataSource, tenancy.tenants);
-    const signedIn = [accounts.authenticate, accounts.standardLimit, resolveTenant];
+    const signedIn = [auth.authenticate, auth.standardLimit, resolveTenant];
     return {
       routes: [
         (api) => mountTenantRoutes(api, { tenants: tenancy.tenants, invitations, profiles, signedIn }),

@@ -1,7 +1,7 @@
 import { DownloadQuery } from '@hwp/contracts';
 import { UnauthorizedError } from '@hwp/platform';
 import { type RequestHandler, Router } from 'express';
-import { requestTenant } from '../../tenants/tenant-context';
+import { requestTenant } from '../../tenancy/tenant-context';
 import type { FileAccessClaims, FileAccessTokens } from '../file-access-tokens';
 import { type Downloads, downloadResponses, sendFile } from '../file-download';
 import { type FileRouting, fileNotFound } from './file-routing';

@@ -1,7 +1,7 @@
 import { ErrorBodyDto } from '@hwp/contracts';
 import type { ApiRouter, RawQuery } from '@hwp/platform';
 import type { RequestHandler } from 'express';
-import { type TenantRouteSpec, tenantRoute } from '../../tenants/tenant-route';
+import { type TenantRouteSpec, tenantRoute } from '../../tenancy/tenant-route';
 import type { FilesService } from '../files.service';
 
 export interface FileRouteDeps {

@@ -16,7 +16,7 @@ import {
   validateInput,
 } from '@hwp/platform';
 import type { Request } from 'express';
-import { requestTenant } from '../../tenants/tenant-context';
+import { requestTenant } from '../../tenancy/tenant-context';
 import { LARGE_FILES_HINT, revisionKey } from '../blob-upload';
 import { type FileRouting } from './file-routing';
 

@@ -1,10 +1,10 @@
 import { ErrorBodyDto } from '@hwp/contracts';
 import type { ApiRouter, RawQuery } from '@hwp/platform';
 import type { RequestHandler } from 'express';
+import { type UserRouteSpec, userRoute } from '../../tenancy/tenant-route';
+import type { TenantsService } from '../../tenancy/tenants.service';
 import type { ProfileService } from '../profile.service';
 import type { TenantInvitationsService } from '../tenant-invitations.service';
-import { type UserRouteSpec, userRoute } from '../tenant-route';
-import type { TenantsService } from '../tenants.service';
 
 export interface TenantRouteDeps {
   tenants: TenantsService;

@@ -6,7 +6,7 @@ import {
   TenantList,
   UpdateTenantRequest,
 } from '@hwp/contracts';
-import { requestTenant } from '../tenant-context';
+import { requestTenant } from '../../tenancy/tenant-context';
 import { forbidden, notFound, type TenantRouting } from './tenant-routing';
 
 export const createTenant = ({ signedInRoute, tenants }: TenantRouting) =>

@@ -13,12 +13,12 @@ import type { PersonalTenants } from './sessions.service';
 import { UserEntity } from './user.entity';
 
 /** Accounts and sessions (Supabase Auth's model): signup, logins, codes, tokens, revocations. */
-export const accountsFeature = defineFeature<
+export const authFeature = defineFeature<
   ApiConfig,
   AuthModule,
   { tenancy: { tenants: PersonalTenants }; notifications: NotificationsModule }
 >({
-  name: 'accounts',
+  name: 'auth',
   entities: [
     UserEntity,
     IdentityEntity,
@@ -33,10 +33,10 @@ export const accountsFeature = defineFeature<
     CreateAuthFlowStates1763800000300,
   ],
   build: (deps, needs) => {
-    const accounts = createAuthModule(deps, needs.tenancy.tenants, needs.notifications.request);
+    const auth = createAuthModule(deps, needs.tenancy.tenants, needs.notifications.request);
     return {
-      routes: [(api, app) => accounts.mount(api, app)],
-      exports: accounts,
+      routes: [(api, app) => auth.mount(api, app)],
+      exports: auth,
     };
   },
 });

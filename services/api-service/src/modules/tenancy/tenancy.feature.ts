@@ -9,7 +9,7 @@ export interface TenancyExports {
   tenants: TenantsService;
 }
 
-/** Tenants, memberships and invitations (the first two tables are created by the accounts migration). */
+/** Tenants, memberships and invitations (the first two tables are created by the auth feature's first migration). */
 export const tenancyFeature = defineFeature<ApiConfig, TenancyExports>({
   name: 'tenancy',
   entities: [TenantEntity, TenantMemberEntity, TenantInvitationEntity],

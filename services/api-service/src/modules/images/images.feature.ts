@@ -2,9 +2,9 @@ import { defineFeature } from '@hwp/platform';
 import type { ApiConfig } from '../../config';
 import type { AuthModule } from '../auth/auth.module';
 import type { FilesExports } from '../files/files.feature';
-import type { TenancyExports } from '../tenants/tenancy.feature';
-import { createTenantResolver } from '../tenants/tenant-context';
-import { TenantScope } from '../tenants/tenant-scope';
+import type { TenancyExports } from '../tenancy/tenancy.feature';
+import { createTenantResolver } from '../tenancy/tenant-context';
+import { TenantScope } from '../tenancy/tenant-scope';
 import { imageEntities } from './image.entities';
 import { mountImageRoutes, upscaleJob } from './image-tools.routes';
 import { ImageToolsService } from './image-tools.service';
@@ -13,15 +13,15 @@ import { AddProviderJobs1764600000200 } from './migrations/1764600000200-AddProv
 import { providersFrom } from './providers/registry';
 
 /** The image tools of section 4.2 this host runs (local engine), custom styles and stored operations. */
-export const imageToolsFeature = defineFeature<
+export const imagesFeature = defineFeature<
   ApiConfig,
   { tools: ImageToolsService },
-  { tenancy: TenancyExports; accounts: AuthModule; files: FilesExports }
+  { tenancy: TenancyExports; auth: AuthModule; files: FilesExports }
 >({
   name: 'images',
   entities: imageEntities,
   migrations: [CreateImageTools1764600000100, AddProviderJobs1764600000200],
-  build: (deps, { tenancy, accounts, files }) => {
+  build: (deps, { tenancy, auth, files }) => {
     const { dataSource, bus, blobs, logger, config } = deps;
     const tools = new ImageToolsService(bus, blobs, files.files, logger, {
       fetchTimeoutMs: config.IMAGE_FETCH_TIMEOUT_MS,
@@ -36,8 +36,8 @@ export const imageToolsFeature = defineFeature<
     });
     const providers = providersFrom(config);
     const tenant = createTenantResolver(dataSource, tenancy.tenants);
-    const aiRoute = [accounts.authenticate, accounts.aiLimit, tenant];
-    const signedIn = [accounts.authenticate, accounts.standardLimit, tenant];
+    const aiRoute = [auth.authenticate, auth.aiLimit, tenant];
+    const signedIn = [auth.authenticate, auth.standardLimit, tenant];
     return {
       routes: [(api) => mountImageRoutes(api, { tools, providers, aiRoute, signedIn })],
       // Jobs a provider was running when the process stopped are polled again (the source image
