@@ -1,4 +1,4 @@
-import type { BomWarning, CurrencyAmount } from '@hwp/contracts';
+import type { BomNode, BomWarning, CurrencyAmount } from '@hwp/contracts';
 import {
   addScaled,
   amounts,
@@ -14,8 +14,9 @@ import { compactRefdes } from './refdes';
 /**
  * What every occurrence of a line shares, computed once per line however often a shared
  * sub-assembly repeats it: its compacted designators, its unit rollup and extended cost, its warnings.
- * A line whose subtree met a cycle or the depth limit depends on its path and is computed per
- * occurrence instead (`pathDependent`), as the tree read does.
+ * Only in a tree without cycles: where a part contains itself (planted in the database; writes
+ * refuse it), whether a line is marked depends on its path, and every occurrence is computed on its
+ * own, as the tree read does. A subtree cut by the depth limit is not reused either.
  */
 export interface LineFacts {
   row: LineRow;
@@ -24,7 +25,11 @@ export interface LineFacts {
   unitRollup: Map<string | null, number>;
   extendedCost: CurrencyAmount[];
   warnings: BomWarning[];
+  /** The line's part is on its own path: marked, not expanded. */
+  cycle: boolean;
   pathDependent: boolean;
+  /** Levels below the line (0 for a leaf): a reuse deeper down must stay within MAX_DEPTH. */
+  height: number;
 }
 
 /** One occurrence of a line in the expanded tree, depth first in sort order. */
@@ -37,6 +42,9 @@ export interface Occurrence {
   itemNumber: string;
   /** The part this occurrence is a line of: the top assembly, or the parent occurrence's part. */
   parentPartNumber: string;
+  /** The path of line ids from the top (`line/line/...`), unique per occurrence; its parent's. */
+  nodeId: string;
+  parentNodeId: string | null;
 }
 
 /**
@@ -54,6 +62,8 @@ export class TreeWalk {
   readonly assemblyOf = new Map<string, string>();
   /** Whether any line the tree reaches has a unit cost. */
   readonly anyCost: boolean;
+  /** No part contains itself anywhere in the tree, so a line's facts do not depend on its path. */
+  private readonly acyclic: boolean;
 
   constructor(
     lines: LineRow[],
@@ -75,6 +85,7 @@ export class TreeWalk {
     for (const siblings of this.topOf.values()) siblings.sort(bySortIndex);
     for (const siblings of this.nestedUnder.values()) siblings.sort(bySortIndex);
     this.anyCost = anyCost;
+    this.acyclic = !partsCycle(lines, root);
   }
 
   /** The lines under a line: nested in its BOM, and the top lines of the BOM its part expands into. */
@@ -97,18 +108,20 @@ export class TreeWalk {
   }
 
   private factsOf(line: LineRow, ancestors: string[], level: number): LineFacts {
-    const known = this.memo.get(line.id);
-    if (known && !known.pathDependent) return known;
+    const known = this.acyclic ? this.memo.get(line.id) : undefined;
+    if (known && !known.pathDependent && level + known.height <= MAX_DEPTH) return known;
     const cycle = ancestors.includes(line.child_part_id);
     const all = cycle ? [] : this.childrenOf(line);
     const children = level < MAX_DEPTH ? all : [];
-    let pathDependent = cycle || children.length !== all.length;
+    let pathDependent = children.length !== all.length;
+    let height = 0;
     const unitRollup = new Map<string | null, number>();
     if (children.length > 0) {
       const path = [...ancestors, line.child_part_id];
       for (const child of children) {
         const facts = this.factsOf(child, path, level + 1);
         if (facts.pathDependent) pathDependent = true;
+        height = Math.max(height, facts.height + 1);
         addScaled(unitRollup, facts.unitRollup, facts.qty);
       }
     } else if (line.unit_cost !== null) {
@@ -124,16 +137,18 @@ export class TreeWalk {
       unitRollup,
       extendedCost: amounts(extended),
       warnings: warningsOf(line, children.length === 0, cycle),
+      cycle,
       pathDependent,
+      height,
     };
-    if (!pathDependent) this.memo.set(line.id, facts);
+    if (this.acyclic && !pathDependent) this.memo.set(line.id, facts);
     return facts;
   }
 
   /** Every occurrence, depth first in sort order (the order of the tree read's `nodes`). */
   *occurrences(): Generator<Occurrence> {
     const top = this.topOf.get(this.root.id) ?? [];
-    yield* this.walk(top, [this.root.assemblyPartId], 1, 1, '', this.root.assemblyPartNumber);
+    yield* this.walk(top, [this.root.assemblyPartId], 1, 1, '', this.root.assemblyPartNumber, null);
   }
 
   private *walk(
@@ -143,20 +158,105 @@ export class TreeWalk {
     parentQty: number,
     prefix: string,
     parentPartNumber: string,
+    parentNodeId: string | null,
   ): Generator<Occurrence> {
     for (let index = 0; index < lines.length; index++) {
       const line = lines[index];
       const facts = this.factsOf(line, ancestors, level);
       const itemNumber = prefix ? `${prefix}.${index + 1}` : String(index + 1);
       const extendedQty = round(parentQty * facts.qty);
-      yield { facts, level, extendedQty, itemNumber, parentPartNumber };
+      const nodeId = parentNodeId ? `${parentNodeId}/${line.id}` : line.id;
+      yield { facts, level, extendedQty, itemNumber, parentPartNumber, nodeId, parentNodeId };
       if (this.expands(line, ancestors, level)) {
         const children = this.childrenOf(line);
         if (children.length > 0) {
           const path = [...ancestors, line.child_part_id];
-          yield* this.walk(children, path, level + 1, extendedQty, itemNumber, line.part_number);
+          yield* this.walk(children, path, level + 1, extendedQty, itemNumber, line.part_number, nodeId);
         }
       }
     }
   }
+}
+
+/**
+ * Whether a part contains itself somewhere under the root: the graph from each BOM's assembly part to
+ * the parts of its top lines, and from each line's part to the parts of the lines nested under it,
+ * has a cycle reachable from the root's part (depth first, iteratively).
+ */
+function partsCycle(lines: LineRow[], root: TreeRoot): boolean {
+  const partOfBom = new Map<string, string>([[root.id, root.assemblyPartId]]);
+  for (const line of lines) if (line.sub_bom_id) partOfBom.set(line.sub_bom_id, line.child_part_id);
+  const partOfLine = new Map(lines.map((line) => [line.id, line.child_part_id]));
+  const edges = new Map<string, string[]>();
+  for (const line of lines) {
+    // A nested line sits under its parent line's part; a top line under its BOM's assembly.
+    const from = line.parent_item_id ? partOfLine.get(line.parent_item_id) : partOfBom.get(line.bom_id);
+    if (from === undefined) continue;
+    const targets = edges.get(from);
+    if (targets) targets.push(line.child_part_id);
+    else edges.set(from, [line.child_part_id]);
+  }
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: { part: string; next: number }[] = [{ part: root.assemblyPartId, next: 0 }];
+  state.set(root.assemblyPartId, 'open');
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    const targets = edges.get(top.part) ?? [];
+    if (top.next === targets.length) {
+      state.set(top.part, 'done');
+      stack.pop();
+      continue;
+    }
+    const target = targets[top.next++];
+    const seen = state.get(target);
+    if (seen === 'open') return true;
+    if (seen === undefined) {
+      state.set(target, 'open');
+      stack.push({ part: target, next: 0 });
+    }
+  }
+  return false;
+}
+
+/** What a node of the tree read shows of its line: the same in every occurrence of the line. */
+export type LineNodeFields = Omit<BomNode, 'nodeId' | 'parentNodeId' | 'level' | 'extendedQty'>;
+
+export function lineNodeFields(facts: LineFacts): LineNodeFields {
+  const line = facts.row;
+  return {
+    itemId: line.id,
+    id: line.id,
+    bomId: line.bom_id,
+    bomRevision: line.bom_revision,
+    parentItemId: line.parent_item_id,
+    childPartId: line.child_part_id,
+    partNumber: line.part_number,
+    name: line.name,
+    childVersionId: line.child_version_id,
+    qty: facts.qty,
+    uom: line.uom,
+    refdes: facts.refdes,
+    designators: line.refdes,
+    notes: line.notes,
+    sortIndex: line.sort_index,
+    attributes: line.attributes,
+    alternates: line.alternates,
+    dateFrom: line.date_from,
+    dateTo: line.date_to,
+    serialFrom: line.serial_from === null ? null : Number(line.serial_from),
+    serialTo: line.serial_to === null ? null : Number(line.serial_to),
+    lotFrom: line.lot_from,
+    lotTo: line.lot_to,
+    subBomId: !facts.cycle && line.sub_bom_id !== line.bom_id ? line.sub_bom_id : null,
+    unitCost: line.unit_cost === null ? null : Number(line.unit_cost),
+    currency: line.currency,
+    extendedCost: facts.extendedCost,
+    warnings: facts.warnings,
+  };
+}
+
+/** The node of the tree read for one occurrence. */
+export function nodeOf(occurrence: Occurrence, fields: LineNodeFields): BomNode {
+  const { nodeId, parentNodeId, level, extendedQty } = occurrence;
+  return { nodeId, parentNodeId, level, extendedQty, ...fields };
 }

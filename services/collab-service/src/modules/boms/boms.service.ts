@@ -2,6 +2,7 @@ import type {
   Bom,
   BomDetail,
   BomList,
+  BomNode,
   CostRollup,
   CreateBomRequest,
   ListBomsQuery,
@@ -26,7 +27,7 @@ import { PartVersionEntity } from '../parts/part.entity';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { BomEntity } from './bom.entity';
 import { assembleTree, type ExpandedTree, loadTreeLines, presentNode, type TreeRoot } from './bom-tree';
-import { TreeWalk } from './bom-walk';
+import { type LineFacts, type LineNodeFields, lineNodeFields, nodeOf, TreeWalk } from './bom-walk';
 import { BomsRepository } from './boms.repository';
 
 /** The `bom` and `import.progress` events of the workspace stream. */
@@ -136,13 +137,31 @@ export class BomsService {
     };
   }
 
-  /** The header with the expanded tree. */
-  async detail(access: WorkspaceScope, bomId: string, manager = this.dataSource.manager): Promise<BomDetail> {
-    const boms = this.bomsIn(access, manager);
-    const bom = await boms.find(bomId);
+  /** The header and a walk of the tree under it (the tree read streams it: streamBomDetail). */
+  async detailWalk(
+    access: WorkspaceScope,
+    bomId: string,
+    manager = this.dataSource.manager,
+  ): Promise<{ header: Bom; walk: TreeWalk }> {
+    const bom = await this.bomsIn(access, manager).find(bomId);
     const header = await this.present(manager, access, bom);
-    const tree = await this.expand(manager, bom, header.assemblyPartNumber);
-    return { ...header, tree: tree.nodes.map(presentNode) };
+    return { header, walk: await this.walk(manager, bom, header.assemblyPartNumber) };
+  }
+
+  /** The header with the expanded tree, as one object (the answer of a change of lines). */
+  async detail(access: WorkspaceScope, bomId: string, manager = this.dataSource.manager): Promise<BomDetail> {
+    const { header, walk } = await this.detailWalk(access, bomId, manager);
+    const fields = new Map<LineFacts, LineNodeFields>();
+    const tree: BomNode[] = [];
+    for (const occurrence of walk.occurrences()) {
+      let line = fields.get(occurrence.facts);
+      if (!line) {
+        line = lineNodeFields(occurrence.facts);
+        fields.set(occurrence.facts, line);
+      }
+      tree.push(nodeOf(occurrence, line));
+    }
+    return { ...header, tree };
   }
 
   /** The multi-level cost rollup: totals per currency, the leaves without a cost, the direct lines. */

@@ -25,6 +25,7 @@ import { fromBody, fromQuery, fromResource } from '../../workspace-access/worksp
 import { type MemberRouteSpec, memberRoute, readRoute } from '../../workspace-access/workspace-route';
 import type { BomLinesService } from '../bom-lines.service';
 import type { BomStructureService } from '../bom-structure.service';
+import { streamBomDetail } from '../bom-tree-json';
 import type { BomsService } from '../boms.service';
 import { acceptSnakeCase, INVALID, NOT_DRAFT, NOT_FOUND, TAGS } from './bom-routing';
 
@@ -74,7 +75,10 @@ export const bomDetail = (boms: BomsService) =>
     workspace: fromResource('bom'),
     query: BomWorkspaceQuery,
     responses: { 200: { description: 'Header and tree', schema: BomDetail }, 404: NOT_FOUND },
-    handler: ({ params, workspace }) => boms.detail(workspace, params.id),
+    handler: async ({ params, res, workspace }) => {
+      const { header, walk } = await boms.detailWalk(workspace, params.id);
+      await streamBomDetail(res, header, walk);
+    },
   });
 
 export const upsertItems = (lines: BomLinesService) =>
