@@ -17,6 +17,12 @@ export interface DataSourceSettings {
 }
 
 /**
+ * The longest a query waits for a pooled connection (all busy) or for a new one to connect; then it
+ * fails (503 `unavailable`), so no request hangs on a database that is down or saturated.
+ */
+export const DB_CONNECT_TIMEOUT_MS = 5_000;
+
+/**
  * One DataSource per service. Migrations are checked in and run at start;
  * `synchronize` is never on.
  */
@@ -34,7 +40,7 @@ export function createDataSource(settings: DataSourceSettings): DataSource {
     poolSize: settings.poolSize ?? 10,
     // The pool's connections are CallbackQueryClients (results do not outlive their use) with the
     // faster date parser (pg-client.ts).
-    extra: { connectionTimeoutMillis: 5_000, Client: CallbackQueryClient, types: pgTypes },
+    extra: { connectionTimeoutMillis: DB_CONNECT_TIMEOUT_MS, Client: CallbackQueryClient, types: pgTypes },
   });
 }
 

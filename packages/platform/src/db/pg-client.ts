@@ -1,5 +1,6 @@
 import { Client, type CustomTypesConfig, types } from 'pg';
 import parseDate from 'postgres-date';
+import { markConnectionError } from './unavailable';
 
 type QueryCallback = (error: Error | null, result: unknown) => void;
 type QueryMethod = (this: Client, config: unknown, values?: unknown, callback?: unknown) => unknown;
@@ -16,8 +17,18 @@ const callbackForm = Client.prototype.query as unknown as QueryMethod;
  * promoted per scavenge (5-8 ms pauses, ~2 MB of old-generation growth each time); through the
  * callback form, which gives the callback to the query's constructor, ~6 KB and 1-3 ms. The same
  * pattern reproduces with plain objects, without pg. Results and errors are pg's own.
+ *
+ * Its socket's errors (a refused or reset connection, a connect timeout) are marked as the
+ * database's before pg hands them on, so a request failing on one answers 503 naming the database
+ * (isDatabaseUnavailable) rather than some backing service.
  */
-export class CallbackQueryClient extends Client {}
+export class CallbackQueryClient extends Client {
+  constructor(config?: ConstructorParameters<typeof Client>[0]) {
+    super(config);
+    // Registered before pg's own listener (attached on connect), so the mark is there when it runs.
+    this.connection.on('error', markConnectionError);
+  }
+}
 
 /**
  * pg's callback form as it is for what it handles itself: a callback (as an argument or in the config),
