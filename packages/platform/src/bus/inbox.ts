@@ -1,9 +1,10 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
 import { runWithContext } from '../context';
+import { isDatabaseUnavailable } from '../db/unavailable';
 import { parentContext, traced, traceparentOf } from '../tracing';
 import { type EventHandler, type MessageTransport, queueNameOf, type SubscribeOptions } from './bus';
-import { type BusLogger, silentLogger } from './logger';
+import { type BusLogger, describeError, silentLogger } from './logger';
 
 /**
  * Records `eventId` for `consumer` inside the caller's transaction. Returns false when it was already
@@ -21,24 +22,33 @@ export async function claimInboxEntry(
   return inserted.length > 0;
 }
 
-/**
- * Wraps a handler so each delivery runs in one transaction together with its inbox row: a duplicate
- * is skipped, and a failing handler rolls the inbox row back so the redelivery runs it again. The
- * inbox key is the queue name `<serviceName>.<consumer>`, unique even when services share a database.
- */
 /** Runs work when a slot is free (the bus's bound on transactions its handlers hold at once). */
 export type Gate = <T>(work: () => Promise<T>) => Promise<T>;
 const open: Gate = (work) => work();
 
+/**
+ * How long a delivery waits for a database that is out of reach (a restart, a failover) before its
+ * failure counts as one of the message's attempts.
+ */
+export const DATABASE_WAIT_MS = 60_000;
+
+/**
+ * Wraps a handler so each delivery runs in one transaction together with its inbox row: a duplicate
+ * is skipped, and a failing handler rolls the inbox row back so the redelivery runs it again. The
+ * inbox key is the queue name `<serviceName>.<consumer>`, unique even when services share a database.
+ * While the database is out of reach the delivery waits for it (up to `databaseWaitMs`), holding
+ * the message, instead of spending the message's attempts.
+ */
 export function inboxHandler(
   dataSource: DataSource,
   inboxKey: string,
   handler: EventHandler,
   logger: BusLogger = silentLogger,
   gate: Gate = open,
+  databaseWaitMs = DATABASE_WAIT_MS,
 ): (envelope: EventEnvelope) => Promise<void> {
-  return async (envelope) => {
-    await gate(() =>
+  const once = (envelope: EventEnvelope) =>
+    gate(() =>
       dataSource.transaction(async (manager) => {
         if (!(await claimInboxEntry(manager, inboxKey, envelope.id))) {
           logger.debug(
@@ -50,7 +60,44 @@ export function inboxHandler(
         await handler(envelope, manager);
       }),
     );
-  };
+  return (envelope) =>
+    waitingForDatabase(
+      () => once(envelope),
+      databaseWaitMs,
+      dataSource,
+      (error) =>
+        logger.warn(
+          { consumer: inboxKey, eventId: envelope.id, type: envelope.type, err: describeError(error) },
+          'database unavailable; the delivery waits for it',
+        ),
+    );
+}
+
+/**
+ * Runs `work` again while it fails because the database is out of reach, for up to `waitMs`: the
+ * message is not at fault, and retry attempts spent on a restart would dead-letter every message
+ * that arrives during it. The inbox row makes the repeat safe (a COMMIT whose answer was lost is
+ * found done). Other failures, and the last one after `waitMs`, are the caller's.
+ */
+async function waitingForDatabase(
+  work: () => Promise<void>,
+  waitMs: number,
+  dataSource: DataSource,
+  onWait: (error: unknown) => void,
+): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (let pause = 100, told = false; ; pause = Math.min(pause * 2, 2_000)) {
+    try {
+      await work();
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || !dataSource.isInitialized || Date.now() + pause > deadline)
+        throw error;
+      if (!told) onWait(error);
+      told = true;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 /**
