@@ -39,10 +39,12 @@ export interface TwoServicesOptions {
    * same database, broker namespace, keys and secrets, each on its own port.
    */
   replicas?: number;
+  /** The PostgreSQL server the services' databases live on (default: the test server). */
+  postgresUrl?: string;
 }
 
-function databaseUrl(name: string): string {
-  const url = new URL(TEST_POSTGRES_URL);
+function databaseUrlOn(server: string, name: string): string {
+  const url = new URL(server);
   url.pathname = `/${name}`;
   return url.toString();
 }
@@ -54,6 +56,8 @@ function databaseUrl(name: string): string {
  */
 export async function startTwoServices(options: TwoServicesOptions): Promise<TwoServices> {
   const suffix = newId().replace(/-/g, '').slice(-10);
+  const server = options.postgresUrl ?? TEST_POSTGRES_URL;
+  const databaseUrl = (name: string) => databaseUrlOn(server, name);
   const databases = { api: `${options.name}_api_${suffix}`, collab: `${options.name}_collab_${suffix}` };
   const opsToken = `ops-${suffix}`;
   const namespace = `${options.name}-${suffix}.`;
@@ -114,7 +118,7 @@ export async function startTwoServices(options: TwoServicesOptions): Promise<Two
   async function stop(): Promise<void> {
     for (const proc of everyProcess()) proc.kill();
     await Promise.all(everyProcess().map((proc) => proc.exited));
-    const admin = new Client({ connectionString: TEST_POSTGRES_URL });
+    const admin = new Client({ connectionString: server });
     await admin.connect();
     for (const name of Object.values(databases))
       await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
