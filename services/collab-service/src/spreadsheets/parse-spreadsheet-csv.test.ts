@@ -1,6 +1,7 @@
-import { csv, records, refusal } from '../../../../test/support/parts-import-kit';
+import { csv, records, refusal } from '../../test/support/parts-import-kit';
+import { PART_IMPORT_ALIASES } from '../modules/parts/import/header-aliases';
 import { parseJsonObject, splitTags } from './cell-values';
-import { normaliseHeaders, PART_IMPORT_ALIASES } from './header-aliases';
+import { normaliseHeaders } from './headers';
 import { parseSpreadsheet } from './parse-spreadsheet';
 
 describe('parseSpreadsheet: CSV', () => {

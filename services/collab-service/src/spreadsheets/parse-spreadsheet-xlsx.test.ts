@@ -1,6 +1,6 @@
 import { deflateRawSync } from 'node:zlib';
 import * as XLSX from 'xlsx';
-import { MB, records, refusal } from '../../../../test/support/parts-import-kit';
+import { MB, records, refusal } from '../../test/support/parts-import-kit';
 import {
   deflatedZeros,
   storedPart,
@@ -8,7 +8,7 @@ import {
   XLSX_SKELETON,
   type ZipPart,
   zip,
-} from '../../../../test/support/spreadsheets';
+} from '../../test/support/spreadsheets';
 import { parseSpreadsheet } from './parse-spreadsheet';
 import * as workerLauncher from './worker-launcher';
 import { inspectZip, ZipRejection } from './zip-inspect';

@@ -5,7 +5,7 @@ import {
   type ParsedSheet,
   parseSpreadsheet,
   SpreadsheetError,
-} from '../../src/modules/parts/import/parse-spreadsheet';
+} from '../../src/spreadsheets/parse-spreadsheet';
 import { collabAs, type Stack, startStack, type TestUser, teamWorkspace } from './collab-test-kit';
 import { SseClient } from './sse-client';
 

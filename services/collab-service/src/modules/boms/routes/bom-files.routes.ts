@@ -7,8 +7,13 @@ import {
 } from '@hwp/contracts';
 import { AppError, binaryResponse, type JobTimer, validateInput } from '@hwp/platform';
 import type { Request, Response } from 'express';
-import { formFields, importSlot, spreadsheetUpload, theFile } from '../../parts/import/part-import.routes';
-import type { PartImportService } from '../../parts/import/part-import.service';
+import {
+  formFields,
+  type ImportSlots,
+  importSlot,
+  spreadsheetUpload,
+  theFile,
+} from '../../../spreadsheets/upload';
 import { fromBody, fromResource } from '../../workspace-access/workspace-access';
 import { memberRoute, readRoute } from '../../workspace-access/workspace-route';
 import type { WorkspaceScope } from '../../workspace-access/workspace-scope';
@@ -140,7 +145,7 @@ const FORM_SCHEMA = {
 
 export function importBom(
   bomImports: BomImportService,
-  slots: PartImportService,
+  slots: ImportSlots,
   maxBytes: number,
   time: JobTimer,
 ) {

@@ -1,4 +1,5 @@
-import { headerKey, normaliseHeaders, PART_IMPORT_ALIASES } from './header-aliases';
+import { headerKey, normaliseHeaders } from '../../../spreadsheets/headers';
+import { PART_IMPORT_ALIASES } from './header-aliases';
 
 describe('normaliseHeaders', () => {
   it.each(['part number', 'part_number', 'pn', 'partNumber', 'PART-NUMBER', ' Part No. ', 'P/N'])(

@@ -1,14 +1,15 @@
 import type { ImportProgressData, ImportReport, ImportRowProblem } from '@hwp/contracts';
 import { AppError, type Logger, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
+import { normaliseHeaders } from '../../../spreadsheets/headers';
+import { openSpreadsheet, type SpreadsheetStream } from '../../../spreadsheets/parse-spreadsheet';
 import type { CollabUserEntity } from '../../identity/collab-user.entity';
 import type { WorkspaceScope } from '../../workspace-access/workspace-scope';
 import type { BomSettingsService } from '../bom-settings.service';
 import { advanceCounters, highestSequences } from '../part-numbering';
 import { PartsRepository } from '../parts.repository';
 import type { PartEvents } from '../parts.service';
-import { normaliseHeaders, PART_IMPORT_ALIASES, type PartImportField } from './header-aliases';
-import { openSpreadsheet, type SpreadsheetStream } from './parse-spreadsheet';
+import { PART_IMPORT_ALIASES, type PartImportField } from './header-aliases';
 import { hasParts, PartWriter, storedParts } from './part-import.store';
 import { type PlanContext, type PlannedRow, planRow, type StoredPart } from './part-import-plan';
 import { columnName, type PartRow, PartRowReader } from './part-rows';

@@ -6,10 +6,11 @@ import {
   type PartDomain,
   type PartLifecycle,
 } from '@hwp/contracts';
+import { parseBoolean, parseDecimal, parseJsonObject, splitTags } from '../../../spreadsheets/cell-values';
+import { type HeaderMapping } from '../../../spreadsheets/headers';
+import type { CellError, ParsedSheet, RowBatch } from '../../../spreadsheets/parse-spreadsheet';
 import { isCurrencyCode } from '../part-rules';
-import { parseBoolean, parseDecimal, parseJsonObject, splitTags } from './cell-values';
-import { type HeaderMapping, PART_IMPORT_ALIASES, type PartImportField } from './header-aliases';
-import type { CellError, ParsedSheet, RowBatch } from './parse-spreadsheet';
+import { PART_IMPORT_ALIASES, type PartImportField } from './header-aliases';
 
 /**
  * The part fields one import row sets. A blank cell (or a missing column) leaves the field out:
