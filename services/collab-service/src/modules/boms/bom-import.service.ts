@@ -7,7 +7,6 @@ import {
 } from '@hwp/contracts';
 import { AppError, CopyFeed, CopyText, ForbiddenError, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import {
   normaliseHeaders,
   openSpreadsheet,

@@ -167,6 +167,46 @@ export const bySortIndex = (a: LineRow, b: LineRow) =>
   a.sort_index - b.sort_index || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /**
+ * What a node shows of its line, the row's own fields (the same in every occurrence, except that a
+ * node marked as a cycle expands into no sub-BOM): everything but the path, quantities per top
+ * assembly, costs and warnings.
+ */
+export function rowNodeFields(
+  line: LineRow,
+  refdes: string,
+  cycle: boolean,
+): Omit<BomNode, 'nodeId' | 'parentNodeId' | 'level' | 'extendedQty' | 'extendedCost' | 'warnings'> {
+  return {
+    itemId: line.id,
+    id: line.id,
+    bomId: line.bom_id,
+    bomRevision: line.bom_revision,
+    parentItemId: line.parent_item_id,
+    childPartId: line.child_part_id,
+    partNumber: line.part_number,
+    name: line.name,
+    childVersionId: line.child_version_id,
+    qty: Number(line.qty),
+    uom: line.uom,
+    refdes,
+    designators: line.refdes,
+    notes: line.notes,
+    sortIndex: line.sort_index,
+    attributes: line.attributes,
+    alternates: line.alternates,
+    dateFrom: line.date_from,
+    dateTo: line.date_to,
+    serialFrom: line.serial_from === null ? null : Number(line.serial_from),
+    serialTo: line.serial_to === null ? null : Number(line.serial_to),
+    lotFrom: line.lot_from,
+    lotTo: line.lot_to,
+    subBomId: !cycle && line.sub_bom_id !== line.bom_id ? line.sub_bom_id : null,
+    unitCost: line.unit_cost === null ? null : Number(line.unit_cost),
+    currency: line.currency,
+  };
+}
+
+/**
  * Expands the tree from its lines: under each line, the lines nested under it in its BOM and the top
  * lines of the BOM its part expands into (unless that part is already on the path: a cycle, marked
  * and not expanded; or the depth reached MAX_DEPTH). Children in sort order (then creation order),
@@ -218,34 +258,9 @@ export function assembleTree(lines: LineRow[], root: TreeRoot): ExpandedTree {
     const node: ExpandedNode = {
       nodeId,
       parentNodeId: parent?.nodeId ?? null,
-      itemId: line.id,
-      id: line.id,
-      bomId: line.bom_id,
-      bomRevision: line.bom_revision,
       level,
-      parentItemId: line.parent_item_id,
-      childPartId: line.child_part_id,
-      partNumber: line.part_number,
-      name: line.name,
-      childVersionId: line.child_version_id,
-      qty,
       extendedQty: round((parent?.extendedQty ?? 1) * qty),
-      uom: line.uom,
-      refdes: compact(line),
-      designators: line.refdes,
-      notes: line.notes,
-      sortIndex: line.sort_index,
-      attributes: line.attributes,
-      alternates: line.alternates,
-      dateFrom: line.date_from,
-      dateTo: line.date_to,
-      serialFrom: line.serial_from === null ? null : Number(line.serial_from),
-      serialTo: line.serial_to === null ? null : Number(line.serial_to),
-      lotFrom: line.lot_from,
-      lotTo: line.lot_to,
-      subBomId,
-      unitCost: line.unit_cost === null ? null : Number(line.unit_cost),
-      currency: line.currency,
+      ...rowNodeFields(line, compact(line), cycle),
       extendedCost: [],
       warnings: [],
       partPath,

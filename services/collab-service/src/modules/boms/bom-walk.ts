@@ -6,6 +6,7 @@ import {
   type LineRow,
   MAX_DEPTH,
   round,
+  rowNodeFields,
   type TreeRoot,
   warningsOf,
 } from './bom-tree';
@@ -222,34 +223,8 @@ function partsCycle(lines: LineRow[], root: TreeRoot): boolean {
 export type LineNodeFields = Omit<BomNode, 'nodeId' | 'parentNodeId' | 'level' | 'extendedQty'>;
 
 export function lineNodeFields(facts: LineFacts): LineNodeFields {
-  const line = facts.row;
   return {
-    itemId: line.id,
-    id: line.id,
-    bomId: line.bom_id,
-    bomRevision: line.bom_revision,
-    parentItemId: line.parent_item_id,
-    childPartId: line.child_part_id,
-    partNumber: line.part_number,
-    name: line.name,
-    childVersionId: line.child_version_id,
-    qty: facts.qty,
-    uom: line.uom,
-    refdes: facts.refdes,
-    designators: line.refdes,
-    notes: line.notes,
-    sortIndex: line.sort_index,
-    attributes: line.attributes,
-    alternates: line.alternates,
-    dateFrom: line.date_from,
-    dateTo: line.date_to,
-    serialFrom: line.serial_from === null ? null : Number(line.serial_from),
-    serialTo: line.serial_to === null ? null : Number(line.serial_to),
-    lotFrom: line.lot_from,
-    lotTo: line.lot_to,
-    subBomId: !facts.cycle && line.sub_bom_id !== line.bom_id ? line.sub_bom_id : null,
-    unitCost: line.unit_cost === null ? null : Number(line.unit_cost),
-    currency: line.currency,
+    ...rowNodeFields(facts.row, facts.refdes, facts.cycle),
     extendedCost: facts.extendedCost,
     warnings: facts.warnings,
   };
