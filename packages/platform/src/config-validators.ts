@@ -98,6 +98,46 @@ export function urlOf(protocols: readonly string[], spec: VarSpec<string> = {}) 
 
 export const httpUrl = (spec: VarSpec<string> = {}) => urlOf(['http:', 'https:'], spec);
 
+/**
+ * The entries of a comma list of broker URLs, in their order, without blanks around them or empty
+ * entries (a comma inside a password is written `%2C`).
+ */
+export function splitUrlList(list: string): string[] {
+  return list
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+}
+
+/**
+ * One `amqp(s)://` URL, or the addresses of a cluster's nodes separated by commas; the value is the
+ * list tidied (see splitUrlList), still one string. Refusals name the entry by its place, never its
+ * text (it may hold a password).
+ */
+export function amqpUrlList(spec: VarSpec<string> = {}) {
+  const protocols = ['amqp:', 'amqps:'];
+  return makeValidator<string>((input) => {
+    const entries = splitUrlList(input);
+    if (entries.length === 0) throw new Error('must be one or more amqp or amqps URLs separated by commas');
+    entries.forEach((entry, index) => {
+      const what =
+        entries.length > 1 ? `has an entry (${index + 1} of ${entries.length}) that is not` : 'must be';
+      let parsed: URL;
+      try {
+        parsed = new URL(entry);
+      } catch {
+        throw new Error(`${what} a URL with scheme amqp or amqps`);
+      }
+      if (!protocols.includes(parsed.protocol))
+        throw new Error(`${what} a URL with scheme amqp or amqps ${got(parsed.protocol.replace(/:$/, ''))}`);
+      const first = entries.indexOf(entry);
+      if (first !== index)
+        throw new Error(`lists the same URL twice (entries ${first + 1} and ${index + 1})`);
+    });
+    return entries.join(',');
+  })(spec);
+}
+
 /** PEM from an environment variable may carry literal `\n` (one-line .env files). */
 export function normalisePem(pem: string): string {
   return pem.includes('\\n') ? pem.replace(/\\n/g, '\n') : pem;

@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import {
   baseConfigSpecs,
+  brokerUrls,
   ConfigError,
   loadConfig,
   ownPublicUrl,
@@ -164,6 +165,50 @@ describe('config validators', () => {
       TRUST_PROXY:
         'must be a hop count or addresses, subnets, loopback, linklocal or uniquelocal (got "gateway")',
       AMQP_URL: 'must be a URL with scheme amqp or amqps (got "http")',
+    });
+  });
+
+  it('takes one broker URL or the nodes of a cluster separated by commas, in their order', () => {
+    const urls = (env: NodeJS.ProcessEnv) => brokerUrls(loadConfig(env, baseConfigSpecs(3000)));
+    expect(urls({})).toEqual([]);
+    expect(urls({ AMQP_URL: 'amqp://guest:guest@mq:5672' })).toEqual(['amqp://guest:guest@mq:5672']);
+    expect(urls({ AMQP_URL: ' amqp://a:5672, amqps://b:5671/vh ,amqp://c:5672, ' })).toEqual([
+      'amqp://a:5672',
+      'amqps://b:5671/vh',
+      'amqp://c:5672',
+    ]);
+    // AMQP_URLS is the same setting under a plural name; both may be set only when they agree.
+    const cluster = 'amqp://a:5672,amqp://b:5672';
+    expect(urls({ AMQP_URLS: ' amqp://a:5672 ,amqp://b:5672' })).toEqual(['amqp://a:5672', 'amqp://b:5672']);
+    expect(problems({ AMQP_URL: cluster, AMQP_URLS: 'amqp://a:5672 , amqp://b:5672' })).toEqual({});
+    expect(problems({ AMQP_URL: 'amqp://a:5672', AMQP_URLS: cluster })).toEqual({
+      AMQP_URLS: 'differs from AMQP_URL: set one of the two',
+    });
+  });
+
+  it('names the bad entry of a broker list by its place, never its text (it may hold a password)', () => {
+    expect(
+      problems({
+        AMQP_URL: 'amqp://u:secret1@a:5672,http://u:secret2@b:5672,amqp://u:secret3@c:5672',
+        AMQP_URLS: 'amqp://u:secret@a, not a url',
+      }),
+    ).toEqual({
+      AMQP_URL: 'has an entry (2 of 3) that is not a URL with scheme amqp or amqps (got "http")',
+      AMQP_URLS: 'has an entry (2 of 2) that is not a URL with scheme amqp or amqps',
+    });
+    expect(problems({ AMQP_URL: 'amqp://a:5672,amqp://b:5672,amqp://a:5672' })).toEqual({
+      AMQP_URL: 'lists the same URL twice (entries 1 and 3)',
+    });
+    expect(problems({ AMQP_URL: ' , ' })).toEqual({
+      AMQP_URL: 'must be one or more amqp or amqps URLs separated by commas',
+    });
+  });
+
+  it('lets a publish wait 3 s for a failover by default, and not at all with 0', () => {
+    expect(loadConfig({}, baseConfigSpecs(3000)).AMQP_PUBLISH_WAIT_MS).toBe(3000);
+    expect(loadConfig({ AMQP_PUBLISH_WAIT_MS: '0' }, baseConfigSpecs(3000)).AMQP_PUBLISH_WAIT_MS).toBe(0);
+    expect(problems({ AMQP_PUBLISH_WAIT_MS: '-1' })).toEqual({
+      AMQP_PUBLISH_WAIT_MS: 'must be an integer from 0 to 2147483647 (got "-1")',
     });
   });
 

@@ -1,11 +1,13 @@
 import { cleanEnv, EnvMissingError, str } from 'envalid';
 import {
+  amqpUrlList,
   durationMs,
   flag,
   httpUrl,
   oneOf,
   portNumber,
   positiveInt,
+  splitUrlList,
   trustProxy,
   urlOf,
 } from './config-validators';
@@ -49,10 +51,21 @@ export function baseConfigSpecs(defaultPort: number) {
       desc: 'Postgres URL; absent = the embedded PostgreSQL server in DATA_DIR',
     }),
     DATA_DIR: str({ default: '.data', desc: 'Folder of the embedded database, blobs and keys' }),
-    AMQP_URL: urlOf(['amqp:', 'amqps:'], {
+    AMQP_URL: amqpUrlList({
       default: undefined,
-      desc: 'RabbitMQ URL; absent = in-process bus',
+      desc: 'RabbitMQ URL, or the URLs of the nodes of a RabbitMQ cluster separated by commas (the first that answers is used, another when it goes); absent = in-process bus',
     }),
+    AMQP_URLS: amqpUrlList({
+      default: undefined,
+      desc: 'The same as AMQP_URL, by the name a list reads best under; set one of the two',
+    }),
+    AMQP_PUBLISH_WAIT_MS: durationMs(
+      {
+        default: 3000,
+        desc: 'How long a publish waits for the broker connection while it is moving to another node; after that the outbox keeps the event and the relay retries (0: fail at once)',
+      },
+      0,
+    ),
     AMQP_NAMESPACE: str({
       default: '',
       desc: 'Prefix of exchange and queue names (several environments on one broker)',
@@ -130,6 +143,17 @@ const s3Credentials: ConfigCheck = (c) =>
     ? { S3_ACCESS_KEY_ID: 'must be set together with S3_SECRET_ACCESS_KEY' }
     : {};
 
+/** AMQP_URLS is another spelling of AMQP_URL, never a second broker. */
+const oneBrokerList: ConfigCheck = (c) =>
+  typeof c.AMQP_URL === 'string' && typeof c.AMQP_URLS === 'string' && c.AMQP_URL !== c.AMQP_URLS
+    ? { AMQP_URLS: 'differs from AMQP_URL: set one of the two' }
+    : {};
+
+/** The broker's URL, or those of its cluster's nodes in order (AMQP_URLS or AMQP_URL); none: in-process bus. */
+export function brokerUrls(config: { readonly AMQP_URL?: string; readonly AMQP_URLS?: string }): string[] {
+  return splitUrlList(config.AMQP_URLS ?? config.AMQP_URL ?? '');
+}
+
 /** Consumers' transactions never take the whole pool: requests keep at least one connection. */
 const handlersBelowPool: ConfigCheck = (c) =>
   typeof c.BUS_MAX_HANDLER_TRANSACTIONS === 'number' &&
@@ -195,7 +219,7 @@ export function loadConfig<S extends object>(
         problems[name] = error instanceof EnvMissingError ? 'is required' : (error as Error).message;
       }
       const aliasCheck = own ? [publicUrlAlias(own)] : [];
-      for (const check of [s3Credentials, handlersBelowPool, ...aliasCheck, ...checks]) {
+      for (const check of [s3Credentials, handlersBelowPool, oneBrokerList, ...aliasCheck, ...checks]) {
         for (const [name, why] of Object.entries(check(values as Record<string, unknown>))) {
           if (why) problems[name] ??= why;
         }

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import { type BlobStore, createBlobStore } from './blob';
 import { AmqpTransport, type Bus, createBus, deadLetterTable, MemoryBroker } from './bus';
-import { ownPublicUrl } from './config';
+import { brokerUrls, ownPublicUrl } from './config';
 import { type ClassType, createDataSource, ensureDatabaseExists, openDatabase } from './db/data-source';
 import { type EmbeddedPostgres, startEmbeddedPostgres } from './db/embedded-postgres';
 import { Lifecycle } from './lifecycle';
@@ -23,7 +23,10 @@ export interface BaseConfig {
   readonly LOG_LEVEL: string;
   readonly DATABASE_URL?: string;
   readonly DATA_DIR: string;
+  /** The broker's URL, or its cluster nodes' separated by commas; read through brokerUrls(). */
   readonly AMQP_URL?: string;
+  readonly AMQP_URLS?: string;
+  readonly AMQP_PUBLISH_WAIT_MS: number;
   readonly AMQP_NAMESPACE: string;
   readonly AMQP_QUEUE_EXPIRES_MS?: number;
   readonly S3_BUCKET?: string;
@@ -165,9 +168,11 @@ export async function createServiceRuntime<C extends BaseConfig>(
     closers.push({ name: 'database', close: () => dataSource.destroy() });
     if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
 
-    const transport = config.AMQP_URL
+    const brokers = brokerUrls(config);
+    const transport = brokers.length
       ? new AmqpTransport({
-          url: config.AMQP_URL,
+          url: brokers,
+          publishWaitMs: config.AMQP_PUBLISH_WAIT_MS,
           serviceName: definition.name,
           logger,
           maxAttempts: config.BUS_MAX_ATTEMPTS,

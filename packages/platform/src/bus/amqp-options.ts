@@ -1,8 +1,11 @@
 import type { BusLogger } from './logger';
 
 export interface AmqpTransportOptions {
-  /** `amqp://user:pass@host:port/vhost`. */
-  url: string;
+  /**
+   * `amqp://user:pass@host:port/vhost`, or the addresses of a cluster's nodes: the transport connects
+   * to the first that answers and, when that connection drops, to another.
+   */
+  url: string | readonly string[];
   /** Consumers' queues are named `<serviceName>.<consumer>`. */
   serviceName: string;
   logger?: BusLogger;
@@ -32,6 +35,11 @@ export interface AmqpTransportOptions {
   queueExpiresMs?: number;
   /** AMQP heartbeat, which detects a silently dead connection (default 10 s). */
   heartbeatSeconds?: number;
+  /**
+   * How long publish() waits for a connection while disconnected (e.g. during a failover to another
+   * node) before it rejects (default 0: at once). Keep it below the outbox relay's publish timeout.
+   */
+  publishWaitMs?: number;
   /** How long start() waits for the first connection before carrying on in the background (default 5000 ms). */
   startTimeoutMs?: number;
   /** Names this process's broadcast queues (default random); unique among the service's replicas. */

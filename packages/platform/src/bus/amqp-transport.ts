@@ -1,14 +1,8 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import type * as amqp from 'amqplib';
-import {
-  CLOSE_STEP_TIMEOUT_MS,
-  openRecoveringConnection,
-  quietly,
-  redact,
-  watchRecovery,
-  withHeartbeat,
-} from './amqp-connection';
+import { CLOSE_STEP_TIMEOUT_MS, quietly, redact, watchRecovery, withHeartbeat } from './amqp-connection';
 import { AmqpConsumers } from './amqp-consumers';
+import { FailoverConnection } from './amqp-failover';
 import type { AmqpTransportOptions } from './amqp-options';
 import { publishEnvelope } from './amqp-publisher';
 import type { Handler, Subscription } from './amqp-subscription';
@@ -37,9 +31,12 @@ export type { AmqpTransportOptions } from './amqp-options';
 /**
  * RabbitMQ transport on the durable topic exchange `hwp.events`.
  *
- * The connection uses amqplib's recovery: when the broker goes away it reconnects with exponential
- * back-off, and each new connection re-creates the publish channel and every subscription. While
- * disconnected publish() rejects at once, so the outbox relay keeps the rows and retries.
+ * The connection (FailoverConnection) takes one broker address or those of a cluster's nodes: it
+ * connects to the first that answers, and when the connection drops it moves to another node (or
+ * waits for the only one) with exponential back-off; each new connection re-declares the exchange,
+ * re-creates the publish channel and every subscription. While disconnected publish() waits up to
+ * `publishWaitMs` for a connection (default: not at all), then rejects, so the outbox relay keeps the
+ * rows and retries.
  *
  * Failed messages are not requeued in place (that would spin and block the queue): they are
  * republished to `<queue>.retry`, whose expired messages are dead-lettered back to `<queue>`, with
@@ -52,7 +49,7 @@ export class AmqpTransport implements MessageTransport {
   /** This process among the service's replicas; broadcast queues are named after it. */
   readonly replicaId: string;
 
-  private readonly url: string;
+  private readonly urls: readonly string[];
   private readonly logger: BusLogger;
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;
@@ -62,10 +59,11 @@ export class AmqpTransport implements MessageTransport {
   private readonly reconnectInitialDelayMs: number;
   private readonly reconnectMaxDelayMs: number;
   private readonly startTimeoutMs: number;
+  private readonly publishWaitMs: number;
   private readonly namespace: string;
   private readonly exchange: string;
 
-  private recovering: Promise<amqp.RecoveringChannelModel> | null = null;
+  private connection: FailoverConnection | null = null;
   private model: amqp.ChannelModel | null = null;
   private publishChannel: amqp.ConfirmChannel | null = null;
   private readonly timers = new AmqpTimers(() => this.closing);
@@ -77,7 +75,9 @@ export class AmqpTransport implements MessageTransport {
   constructor(options: AmqpTransportOptions) {
     this.serviceName = options.serviceName;
     this.replicaId = options.replicaId ?? newReplicaId();
-    this.url = withHeartbeat(options.url, options.heartbeatSeconds ?? 10);
+    const urls = typeof options.url === 'string' ? [options.url] : [...options.url];
+    if (urls.length === 0) throw new Error('amqp transport needs at least one broker URL');
+    this.urls = urls.map((url) => withHeartbeat(url, options.heartbeatSeconds ?? 10));
     this.logger = guardLogger(options.logger ?? silentLogger);
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
     this.retryDelayMs = Math.max(0, options.retryDelayMs ?? 1000);
@@ -87,6 +87,7 @@ export class AmqpTransport implements MessageTransport {
     this.reconnectInitialDelayMs = options.reconnectInitialDelayMs ?? 250;
     this.reconnectMaxDelayMs = options.reconnectMaxDelayMs ?? 10_000;
     this.startTimeoutMs = options.startTimeoutMs ?? 5000;
+    this.publishWaitMs = Math.max(0, options.publishWaitMs ?? 0);
     this.namespace = options.namespace ?? '';
     this.exchange = exchangeNameOf(this.namespace);
     this.consumers = new AmqpConsumers({
@@ -113,7 +114,7 @@ export class AmqpTransport implements MessageTransport {
     } catch {
       if (this.closing) return;
       this.logger.warn(
-        { url: redact(this.url), waitedMs: this.startTimeoutMs },
+        { urls: this.urls.map(redact), waitedMs: this.startTimeoutMs },
         'amqp broker not reachable yet; continuing and reconnecting in the background',
       );
     }
@@ -126,35 +127,38 @@ export class AmqpTransport implements MessageTransport {
    */
   async connect(options: { waitForConnection?: boolean } = {}): Promise<void> {
     if (this.closing) throw new Error('amqp transport is closed');
-    // Kept as a promise so concurrent callers share one connection instead of racing to open two.
-    this.recovering ??= this.openRecovering().catch((error: unknown) => {
-      this.recovering = null;
-      throw error;
-    });
-    const recovering = await this.recovering;
-    if (options.waitForConnection !== false) await recovering.waitForConnect();
+    if (!this.connection) {
+      this.connection = new FailoverConnection({
+        urls: this.urls,
+        serviceName: this.serviceName,
+        reconnectInitialDelayMs: this.reconnectInitialDelayMs,
+        reconnectMaxDelayMs: this.reconnectMaxDelayMs,
+        setup: (model: amqp.ChannelModel) => this.setupConnection(model),
+      });
+      watchRecovery(this.connection, this.logger, this.connectionState);
+    }
+    if (options.waitForConnection !== false) await this.connection.waitForConnect();
   }
 
-  private async openRecovering(): Promise<amqp.RecoveringChannelModel> {
-    const recovering = await openRecoveringConnection({
-      url: this.url,
-      serviceName: this.serviceName,
-      reconnectInitialDelayMs: this.reconnectInitialDelayMs,
-      reconnectMaxDelayMs: this.reconnectMaxDelayMs,
-      setup: (model: amqp.ChannelModel) => this.setupConnection(model),
-    });
-    watchRecovery(recovering, this.logger, this.url, this.connectionState);
-    return recovering;
+  /** The (password-free) address of the broker node this transport is connected to, or null. */
+  connectedBroker(): string | null {
+    const url = this.isConnected() ? this.connection?.connectedUrl : null;
+    return url ? redact(url) : null;
   }
 
   /** Resolves once connected (publish channel ready); rejects after `timeoutMs`. */
   waitUntilConnected(timeoutMs: number): Promise<void> {
     if (this.isConnected()) return Promise.resolve();
-    return withDeadline(
-      new Promise<void>((resolve, reject) => this.connectedWaiters.push({ resolve, reject })),
-      timeoutMs,
-      'waiting for the broker',
-    );
+    if (this.closing) return Promise.reject(new Error('amqp transport is closed'));
+    let waiter: { resolve: () => void; reject: (error: Error) => void } | undefined;
+    const connected = new Promise<void>((resolve, reject) => {
+      waiter = { resolve, reject };
+      this.connectedWaiters.push(waiter);
+    });
+    return withDeadline(connected, timeoutMs, 'waiting for the broker').finally(() => {
+      // A waiter that timed out must not stay behind until the next connection (publishes add one each).
+      this.connectedWaiters = this.connectedWaiters.filter((w) => w !== waiter);
+    });
   }
 
   isConnected(): boolean {
@@ -216,7 +220,14 @@ export class AmqpTransport implements MessageTransport {
     return depths;
   }
 
+  /**
+   * Publishes with a broker confirm. While disconnected (a node of the cluster went, the connection is
+   * moving to another) it first waits up to `publishWaitMs` for the connection to come back; after
+   * that it rejects, and the outbox keeps the event for the relay's next try.
+   */
   async publish(envelope: EventEnvelope): Promise<void> {
+    if (!this.isConnected() && this.publishWaitMs > 0 && !this.closing)
+      await this.waitUntilConnected(this.publishWaitMs).catch(() => undefined);
     const channel = this.publishChannel;
     if (!this.isConnected() || !channel) throw new Error('amqp transport is not connected');
     await publishEnvelope(channel, this.exchange, this.serviceName, envelope, this.confirmTimeoutMs);
@@ -284,8 +295,8 @@ export class AmqpTransport implements MessageTransport {
     const publishChannel = this.publishChannel;
     this.publishChannel = null;
     if (publishChannel) await quietly(() => publishChannel.close(), CLOSE_STEP_TIMEOUT_MS);
-    const recovering = this.recovering;
-    if (recovering) await quietly(async () => (await recovering).close(), CLOSE_STEP_TIMEOUT_MS);
+    const connection = this.connection;
+    if (connection) await quietly(() => connection.close(), CLOSE_STEP_TIMEOUT_MS);
     this.model = null;
   }
 
