@@ -129,3 +129,13 @@ export async function addMembers(
     for (const [user, role] of members) await workspaces.addMember(manager, workspaceId, user.user.id, role);
   });
 }
+
+/** Emails the collaboration host asked the notifier to send in a workspace, by template, oldest first. */
+export async function mailedTo(stack: Stack, workspace: string, template: string): Promise<string[]> {
+  const rows: { to: string }[] = await stack.collab.deps.dataSource.query(
+    `SELECT envelope->'data'->>'to' AS to FROM outbox
+      WHERE envelope->>'workspace' = $1 AND envelope->'data'->>'template' = $2 ORDER BY created_at`,
+    [workspace, template],
+  );
+  return rows.map((r) => r.to);
+}
