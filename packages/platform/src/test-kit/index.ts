@@ -10,6 +10,7 @@ export * from './mailbox';
 export * from './migrated-template';
 export * from './openapi-responses';
 export * from './prometheus-text';
+export * from './rabbitmq-cluster';
 export * from './response-validation';
 export * from './s3rver';
 export * from './service';
