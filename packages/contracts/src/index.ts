@@ -1,21 +1,16 @@
-export * from './annotations.dto';
-export * from './api-keys.dto';
+/**
+ * The wire types of both hosts, one folder per area; each folder's index lists its modules, and every
+ * name stays importable from `@hwp/contracts`.
+ */
 export * from './auth';
-export * from './collab';
-export * from './collab-files.dto';
-export * from './error-body.dto';
-export * from './errors';
-export * from './event-payloads';
+export * from './boms';
+export * from './common';
 export * from './events';
-export * from './files.dto';
-export * from './health';
-export * from './images.dto';
-export * from './notifications';
-export * from './ops';
-export * from './paging';
+export * from './files';
+export * from './images';
 export * from './parts';
-export * from './realtime';
-export * from './reviews.dto';
-export * from './schema';
+export * from './reviews';
+export * from './shared-files';
 export * from './tenants';
-export * from './viewer.dto';
+export * from './viewer';
+export * from './workspaces';

@@ -1,0 +1,4 @@
+/** Files of the API host (sections 2.4, 2.5): uploads, records, revisions and annotations. */
+
+export * from './annotations.dto';
+export * from './files.dto';

@@ -1,0 +1,2 @@
+/** Tenants, their members, profiles and invitations (API host). */
+export * from './tenants.dto';
