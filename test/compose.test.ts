@@ -32,6 +32,7 @@ const DOT_ENV: Record<string, string> = {
   API_DB_PASSWORD: 'api-pass',
   COLLAB_DB_PASSWORD: 'collab-pass',
   JWT_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----\\nMII...\\n-----END PRIVATE KEY-----\\n',
+  RABBITMQ_ERLANG_COOKIE: 'c'.repeat(40),
 };
 
 class MissingVariable extends Error {}
@@ -97,7 +98,7 @@ describe('the compose files', () => {
   });
 
   test('stops with a message naming each secret the .env must set', () => {
-    for (const name of ['OPS_TOKEN', 'SMTP_URL', 'SMTP_FROM']) {
+    for (const name of ['OPS_TOKEN', 'SMTP_URL', 'SMTP_FROM', 'RABBITMQ_ERLANG_COOKIE']) {
       const env: Record<string, string> = {
         ...DOT_ENV,
         SMTP_URL: 'smtp://mail.example.com',
@@ -193,6 +194,68 @@ describe('the compose files', () => {
       (c.dns_sd_configs ?? []).flatMap((sd) => sd.names.map((n) => `${n}:${sd.port}`)),
     );
     expect(targets).toEqual(expect.arrayContaining(['api-service:3000', 'collab-service:4000']));
+  });
+
+  test('the cluster profile adds two RabbitMQ nodes that join the first by classic config peer discovery', () => {
+    const all = services(base);
+    const nodes = ['rabbitmq', 'rabbitmq-2', 'rabbitmq-3'];
+    const clusterOnly = active(base, ['cluster'])
+      .map(([name]) => name)
+      .filter((name) => !active(base).some(([other]) => other === name));
+    expect(clusterOnly).toEqual(['rabbitmq-2', 'rabbitmq-3']);
+    // One cookie for all three nodes (and their CLI tools), the .env's when it sets one.
+    const cookies = (doc: Doc) => nodes.map((n) => services(doc)[n].environment?.RABBITMQ_ERLANG_COOKIE);
+    expect(new Set(cookies(base)).size).toBe(1);
+    expect(cookies(base)[0]).toBeTruthy();
+    const { RABBITMQ_ERLANG_COOKIE: _cookie, ...withoutCookie } = DOT_ENV;
+    // A local stack runs on a default; production must set its own (see the secrets test).
+    expect(cookies(load('docker-compose.yml', withoutCookie))[0]).toBe('hwp-local-erlang-cookie-change-me');
+    const prod = merge(
+      base,
+      load('compose.prod.yml', {
+        ...DOT_ENV,
+        SMTP_URL: 'smtp://mail.example.com',
+        SMTP_FROM: 'x@example.com',
+      }),
+    ) as Doc;
+    expect(validate(prod) ? [] : validate.errors).toEqual([]);
+    expect(cookies(prod)).toEqual([
+      DOT_ENV.RABBITMQ_ERLANG_COOKIE,
+      DOT_ENV.RABBITMQ_ERLANG_COOKIE,
+      DOT_ENV.RABBITMQ_ERLANG_COOKIE,
+    ]);
+    expect(services(prod)['rabbitmq-2'].profiles).toEqual(['cluster']);
+    // Nodes 2 and 3 read the peer list, start after node 1 is healthy, keep their own data, and
+    // publish nothing (they are reached on the compose network only).
+    const conf = readFileSync(join(ROOT, 'infra/rabbitmq/cluster.conf'), 'utf8');
+    expect(conf).toMatch(/^cluster_formation\.peer_discovery_backend = classic_config$/m);
+    const listed = [...conf.matchAll(/^cluster_formation\.classic_config\.nodes\.\d+ = (\S+)$/gm)].map(
+      (m) => m[1],
+    );
+    for (const name of ['rabbitmq-2', 'rabbitmq-3']) {
+      const node = all[name] as Service & { hostname?: string };
+      expect(node.image).toBe(all.rabbitmq.image);
+      expect(node.volumes).toContain('./infra/rabbitmq/cluster.conf:/etc/rabbitmq/conf.d/20-cluster.conf:ro');
+      expect(node.volumes).toContain(`${name}-data:/var/lib/rabbitmq`);
+      expect(node.depends_on).toEqual({ rabbitmq: { condition: 'service_healthy' } });
+      expect(node.ports).toBeUndefined();
+    }
+    // Node names follow the hostnames, which must match the list.
+    expect(listed).toEqual(nodes.map((n) => `rabbit@${(all[n] as { hostname?: string }).hostname}`));
+    // Both services name every node, in order, as the config loader takes a list.
+    for (const name of ['api-service', 'collab-service']) {
+      const urls = (all[name].environment?.AMQP_URL ?? '').split(',').map((u) => new URL(u));
+      expect(urls.map((u) => `${u.protocol}//${u.hostname}:${u.port}`)).toEqual(
+        nodes.map((n) => `amqp://${n}:5672`),
+      );
+      // With the profile on they wait for all three, so their quorum queues get a replica on each.
+      expect(all[name].depends_on).toEqual(
+        expect.objectContaining({
+          'rabbitmq-2': { condition: 'service_healthy', required: false },
+          'rabbitmq-3': { condition: 'service_healthy', required: false },
+        }),
+      );
+    }
   });
 
   test('every dependency, named volume, config and bind-mounted file exists', () => {
