@@ -40,6 +40,7 @@ describe('BOM line effectivity', () => {
 
   test('a check names the effectivity, checked field by field', () => {
     expect(refused(ValidateEffectivityRequest, { effectivity: { serialFrom: 1, serialTo: 5 } })).toEqual([]);
+    expect(refused(ValidateEffectivityRequest, {})).toEqual(['effectivity']);
     expect(refused(ValidateEffectivityRequest, { effectivity: null })).toEqual(['effectivity']);
     expect(refused(ValidateEffectivityRequest, { effectivity: { dateTo: 'soon' } })).toEqual([
       'effectivity.dateTo',

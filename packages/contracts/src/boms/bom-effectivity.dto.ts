@@ -2,6 +2,7 @@ import { Type } from 'class-transformer';
 import {
   IsArray,
   IsBoolean,
+  IsDefined,
   IsInt,
   IsOptional,
   IsString,
@@ -57,6 +58,7 @@ export class Effectivity {
 }
 
 export class ValidateEffectivityRequest extends BomActionRequest {
+  @IsDefined()
   @ValidateNested()
   @Type(() => Effectivity)
   effectivity: Effectivity;

@@ -17,6 +17,8 @@ describe('BOM line changes', () => {
     [0, false], // a quantity per parent is more than nothing
     [-1, false],
     [1.0000001, false], // more than 6 decimal places
+    [1e-7, false], // in exponent form: refused, not a crash
+    [1.5e-7, false],
     [1e12 + 1, false],
     [Number.NaN, false],
     [Number.POSITIVE_INFINITY, false],

@@ -5,7 +5,6 @@ import {
   IsIn,
   IsInt,
   IsNotEmpty,
-  IsNumber,
   IsOptional,
   IsPositive,
   IsString,
@@ -16,6 +15,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
+import { IsFiniteDecimal } from '../common/decimals';
 import { FreeFormObject, NestedList, Nullable } from '../common/schema';
 import { ALTERNATE_APPROVALS, type AlternateApproval, BOM_ITEM_OPS, MAX_BOM_ITEMS } from './bom-constants';
 import { Effectivity } from './bom-effectivity.dto';
@@ -72,7 +72,7 @@ export class BomItemInput extends Effectivity {
 
   /** Quantity per parent, > 0; needed to create a line. */
   @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 6 })
+  @IsFiniteDecimal(6)
   @IsPositive()
   @Max(1e12)
   qty?: number;

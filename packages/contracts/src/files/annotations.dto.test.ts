@@ -44,7 +44,9 @@ describe('annotation requests', () => {
     ).toEqual(['target.component_id']);
   });
 
-  test('the position is three finite numbers', () => {
+  test('the position is three finite numbers, and required', () => {
+    expect(refused(CreateAnnotationRequest, { text: 't' })).toEqual(['position']);
+    expect(refused(CreateAnnotationRequest, { text: 't', position: null })).toEqual(['position']);
     expect(refused(CreateAnnotationRequest, { text: 't', position: { x: 1, y: 2 } })).toEqual(['position.z']);
     expect(refused(CreateAnnotationRequest, { text: 't', position: { ...at, x: Number.NaN } })).toEqual([
       'position.x',

@@ -1,6 +1,7 @@
 import { Type } from 'class-transformer';
 import {
   IsArray,
+  IsDefined,
   IsIn,
   IsISO8601,
   IsNotEmpty,
@@ -59,6 +60,7 @@ export class CreateAnnotationRequest {
   @MaxLength(10_000)
   text: string;
 
+  @IsDefined()
   @ValidateNested()
   @Type(() => AnnotationPosition)
   position: AnnotationPosition;

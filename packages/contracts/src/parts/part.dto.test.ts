@@ -41,6 +41,7 @@ describe('part validators', () => {
     [1e9, true],
     [-0.01, false],
     [1.2345678, false], // more than 6 decimal places
+    [1e-7, false], // in exponent form: refused, not a crash
     [Number.NaN, false],
     [Number.POSITIVE_INFINITY, false],
     ['12.5', false],

@@ -13,6 +13,7 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
+import { IsFiniteDecimal } from '../common/decimals';
 import { PageOf, PageQuery } from '../common/paging';
 import { FreeFormObject, Nullable } from '../common/schema';
 import {
@@ -70,7 +71,7 @@ class PartFields {
 
   /** Cost per part, >= 0; also accepted as `unit_cost`. */
   @IsOptional()
-  @IsNumber({ allowNaN: false, allowInfinity: false, maxDecimalPlaces: 6 })
+  @IsFiniteDecimal(6)
   @Min(0)
   unitCost?: number;
 
