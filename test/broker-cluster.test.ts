@@ -49,6 +49,8 @@ describeCluster('a RabbitMQ cluster node stopped under load (both services, two 
   let blobDir: string;
   const startedAt = Date.now();
 
+  // Under two minutes in all on a quiet machine (cluster ~25 s, services ~15 s, load ~30 s); a
+  // shared, loaded one needs longer to start the four processes.
   beforeAll(async () => {
     cluster = await startRabbitCluster();
     blobDir = mkdtempSync(join(tmpdir(), 'hwp-mq-cluster-blobs-'));
@@ -59,7 +61,7 @@ describeCluster('a RabbitMQ cluster node stopped under load (both services, two 
       apiEnv: { BLOB_DIR: join(blobDir, 'api') },
       collabEnv: { BLOB_DIR: join(blobDir, 'collab') },
     });
-  }, 100_000);
+  }, 150_000);
 
   afterAll(async () => {
     await services?.stop().catch(() => undefined);

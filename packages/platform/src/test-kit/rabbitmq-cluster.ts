@@ -67,8 +67,12 @@ interface RunningNode extends ClusterNode {
   exited: Promise<void> | null;
 }
 
-/** Every node group started in this process: killed at exit, even when a test fails half-way. */
+/**
+ * Every node group started in this process, and every cluster folder: killed and removed at exit,
+ * even when a test timed out half-way through starting its cluster.
+ */
 const live = new Set<number>();
+const folders = new Set<string>();
 process.once('exit', () => {
   for (const pid of live) {
     try {
@@ -77,6 +81,7 @@ process.once('exit', () => {
       // already gone
     }
   }
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -101,6 +106,7 @@ export async function startRabbitCluster(options: RabbitClusterOptions = {}): Pr
   const bootTimeoutMs = options.bootTimeoutMs ?? 60_000;
   const run = randomBytes(3).toString('hex');
   const base = mkdtempSync(join(tmpdir(), 'hwp-rabbit-cluster-'));
+  folders.add(base);
   // The CLI tools and the nodes read the cookie from $HOME; it must be private to its owner.
   const cookie = join(base, '.erlang.cookie');
   writeFileSync(cookie, randomBytes(24).toString('hex').toUpperCase());
@@ -278,6 +284,7 @@ export async function startRabbitCluster(options: RabbitClusterOptions = {}): Pr
       destroyed = true;
       await Promise.all(nodes.map(kill));
       rmSync(base, { recursive: true, force: true });
+      folders.delete(base);
     },
   };
 
