@@ -53,6 +53,14 @@ describe('loadConfig', () => {
     expect((error as Error).message).toMatch(/^invalid configuration: .*PORT/);
   });
 
+  it('declares quorum work queues unless AMQP_QUEUE_TYPE says classic, and refuses any other type', () => {
+    expect(loadConfig({}, baseConfigSpecs(3000)).AMQP_QUEUE_TYPE).toBe('quorum');
+    expect(loadConfig({ AMQP_QUEUE_TYPE: 'classic' }, baseConfigSpecs(3000)).AMQP_QUEUE_TYPE).toBe('classic');
+    expect(() => loadConfig({ AMQP_QUEUE_TYPE: 'stream' }, baseConfigSpecs(3000))).toThrow(
+      /AMQP_QUEUE_TYPE must be one of quorum, classic/,
+    );
+  });
+
   it('refuses half of a pair of S3 credentials', () => {
     expect(() => loadConfig({ S3_BUCKET: 'b', S3_ACCESS_KEY_ID: 'k' }, baseConfigSpecs(3000))).toThrow(
       /S3_ACCESS_KEY_ID/,

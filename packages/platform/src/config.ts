@@ -74,6 +74,10 @@ export function baseConfigSpecs(defaultPort: number) {
       default: undefined,
       desc: 'Unused queues are deleted after this long (ephemeral environments only)',
     }),
+    AMQP_QUEUE_TYPE: oneOf(['quorum', 'classic'] as const, {
+      default: 'quorum',
+      desc: "Type of the consumers' work queues: `quorum` (replicated; the broker bounds redeliveries) or `classic` (a broker without quorum queues); see docs/bus.md before changing it on a live broker",
+    }),
     S3_BUCKET: str({ default: undefined, desc: 'Bucket; absent = local blob folder' }),
     S3_ENDPOINT: httpUrl({ default: undefined, desc: 'S3-compatible endpoint (MinIO); absent = AWS' }),
     S3_REGION: str({ default: 'us-east-1', desc: 'Region of the bucket' }),

@@ -29,6 +29,7 @@ export interface BaseConfig {
   readonly AMQP_PUBLISH_WAIT_MS: number;
   readonly AMQP_NAMESPACE: string;
   readonly AMQP_QUEUE_EXPIRES_MS?: number;
+  readonly AMQP_QUEUE_TYPE: 'quorum' | 'classic';
   readonly S3_BUCKET?: string;
   readonly S3_ENDPOINT?: string;
   readonly S3_REGION: string;
@@ -179,6 +180,7 @@ export async function createServiceRuntime<C extends BaseConfig>(
           retryDelayMs: config.BUS_RETRY_DELAY_MS,
           namespace: config.AMQP_NAMESPACE,
           queueExpiresMs: config.AMQP_QUEUE_EXPIRES_MS,
+          queueType: config.AMQP_QUEUE_TYPE,
         })
       : // Each service stores the dead letters of its own queues in its own database.
         (options.broker ?? new MemoryBroker(logger)).transport(definition.name, {

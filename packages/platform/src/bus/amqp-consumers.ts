@@ -4,19 +4,22 @@ import { CLOSE_STEP_TIMEOUT_MS, quietly } from './amqp-connection';
 import { AmqpDelivery } from './amqp-delivery';
 import { markDetached, type Subscription, stalledSubscriptions } from './amqp-subscription';
 import type { AmqpTimers } from './amqp-timers';
-import { declareConsumerTopology } from './amqp-topology';
+import { declareConsumerTopology, QueueMismatchError, type QueueType } from './amqp-topology';
 import type { BusObserver } from './bus';
 import { type BusLogger, describeError } from './logger';
 import { withDeadline } from './timeouts';
 
 const REATTACH_DELAY_MS = 1000;
+/** A queue declared with other arguments stays so until an operator acts: no need to ask every second. */
+const MISMATCH_RETRY_DELAY_MS = 30_000;
 
 /** What the consumers need from their transport. */
 export interface ConsumerHost {
   logger: BusLogger;
   timers: AmqpTimers;
   exchange: string;
-  queueArguments: Record<string, unknown>;
+  /** What work queues are declared as; the delivery limit comes from each subscription. */
+  queues: { type: QueueType; expiresMs?: number };
   confirmTimeoutMs: number;
   isClosing(): boolean;
   observer(): BusObserver | undefined;
@@ -89,7 +92,8 @@ export class AmqpConsumers {
         { queue: sub.queue, err: describeError(error) },
         'amqp consumer setup failed; retrying',
       );
-      this.host.timers.later(REATTACH_DELAY_MS, () => void this.ensureAttached(sub));
+      const delay = error instanceof QueueMismatchError ? MISMATCH_RETRY_DELAY_MS : REATTACH_DELAY_MS;
+      this.host.timers.later(delay, () => void this.ensureAttached(sub));
     }
   }
 
@@ -104,7 +108,16 @@ export class AmqpConsumers {
         this.host.logger.warn({ queue: sub.queue, err: describeError(error) }, 'amqp consumer channel error'),
       );
       ch.once('close', () => this.onConsumerChannelClosed(sub, model, ch));
-      await declareConsumerTopology(ch, sub, this.host.exchange, this.host.queueArguments);
+      await declareConsumerTopology(
+        ch,
+        sub,
+        this.host.exchange,
+        {
+          ...this.host.queues,
+          maxAttempts: sub.maxAttempts,
+        },
+        () => model.createChannel(),
+      );
       await ch.prefetch(sub.prefetch);
       sub.channel = ch;
       const { consumerTag } = await ch.consume(sub.queue, (message) => this.onDelivery(sub, ch, message), {
@@ -129,6 +142,9 @@ export class AmqpConsumers {
     channel: amqp.ConfirmChannel,
   ): void {
     if (sub.channel !== channel && sub.model !== model) return;
+    // A channel that never became the consumer's (its setup failed): attach() reports that failure and
+    // ensureAttached() schedules the next try, at the pace the failure calls for.
+    if (sub.channel === null && sub.model === model) return;
     if (sub.channel === channel) markDetached(sub);
     if (this.host.isClosing()) return;
     // When the whole connection went, setupConnection() resubscribes; otherwise only this channel failed.

@@ -10,6 +10,7 @@ import {
   originalRoutingKey,
   ROUTING_KEY_HEADER,
   readAttempt,
+  readDeliveryCount,
   SOURCE_QUEUE_HEADER,
 } from './amqp-headers';
 import { confirmed } from './amqp-publisher';
@@ -33,7 +34,10 @@ export interface DeliveryContext {
 /**
  * Failed messages are not requeued in place (that would spin and block the queue): they are
  * republished to `<queue>.retry`, whose expired messages are dead-lettered back to `<queue>`, with
- * the attempt number in a header; after `maxAttempts` they are moved to `<queue>.dlq`.
+ * the attempt number in a header; after `maxAttempts` they are moved to `<queue>.dlq`, with the error.
+ * Deliveries that end with no verdict at all (the process dies in the handler, the channel drops) are
+ * counted by a quorum queue itself: they add to the attempt number, and the queue's delivery limit
+ * dead-letters a message that never gets a verdict (see workQueueArguments).
  */
 export class AmqpDelivery {
   constructor(private readonly ctx: DeliveryContext) {}
@@ -49,7 +53,8 @@ export class AmqpDelivery {
     channel: amqp.ConfirmChannel,
     message: amqp.ConsumeMessage,
   ): Promise<void> {
-    const attempt = readAttempt(message.properties.headers);
+    // Our count of retries, plus the deliveries of this copy a quorum queue saw end without a verdict.
+    const attempt = readAttempt(message.properties.headers) + readDeliveryCount(message.properties.headers);
     const decoded = decodeEnvelope(message.content);
     if (!decoded.ok) {
       this.ctx.logger.error({ queue: sub.queue, reason: decoded.reason }, 'malformed message; dead-lettered');

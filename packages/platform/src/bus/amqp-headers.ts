@@ -8,6 +8,8 @@ export const ROUTING_KEY_HEADER = 'x-hwp-routing-key';
 export const LAST_ERROR_HEADER = 'x-hwp-last-error';
 export const FAILED_AT_HEADER = 'x-hwp-failed-at';
 export const SOURCE_QUEUE_HEADER = 'x-hwp-source-queue';
+/** Set by a quorum queue on a message it delivers again. */
+export const DELIVERY_COUNT_HEADER = 'x-delivery-count';
 
 // amqplib refuses header tables above 64 KiB; an error message is never worth that much.
 export const MAX_HEADER_ERROR = 4000;
@@ -18,11 +20,21 @@ export function readAttempt(headers: amqp.MessagePropertyHeaders | undefined): n
   return Number.isInteger(value) && value >= 1 ? value : 1;
 }
 
-/** Application headers of a delivery, without the broker's dead-lettering bookkeeping. */
+/**
+ * Deliveries of this copy that ended without a verdict (process or channel gone, requeued): a quorum
+ * queue's `x-delivery-count`; none on a classic queue, which does not count them.
+ */
+export function readDeliveryCount(headers: amqp.MessagePropertyHeaders | undefined): number {
+  const raw: unknown = headers?.[DELIVERY_COUNT_HEADER];
+  return typeof raw === 'number' && Number.isInteger(raw) && raw > 0 ? raw : 0;
+}
+
+/** Application headers of a delivery, without the broker's dead-lettering and delivery bookkeeping. */
 export function appHeaders(headers: amqp.MessagePropertyHeaders | undefined): Record<string, unknown> {
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(headers ?? {})) {
     if (key === 'x-death' || key.startsWith('x-first-death') || key.startsWith('x-last-death')) continue;
+    if (key === DELIVERY_COUNT_HEADER) continue;
     result[key] = value;
   }
   return result;

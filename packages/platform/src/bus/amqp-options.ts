@@ -33,6 +33,12 @@ export interface AmqpTransportOptions {
    * environments only: a queue declared with it cannot be redeclared without it.
    */
   queueExpiresMs?: number;
+  /**
+   * What consumers' work queues (`<queue>`, `.retry`, `.dlq`) are declared as (default `quorum`:
+   * replicated, with the broker's delivery limit); `classic` for a broker without quorum queues.
+   * Broadcast queues are exclusive classic queues either way.
+   */
+  queueType?: 'quorum' | 'classic';
   /** AMQP heartbeat, which detects a silently dead connection (default 10 s). */
   heartbeatSeconds?: number;
   /**

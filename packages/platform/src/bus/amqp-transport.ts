@@ -94,7 +94,7 @@ export class AmqpTransport implements MessageTransport {
       logger: this.logger,
       timers: this.timers,
       exchange: this.exchange,
-      queueArguments: options.queueExpiresMs ? { 'x-expires': options.queueExpiresMs } : {},
+      queues: { type: options.queueType ?? 'quorum', expiresMs: options.queueExpiresMs },
       confirmTimeoutMs: this.confirmTimeoutMs,
       isClosing: () => this.closing,
       observer: () => this.observer,

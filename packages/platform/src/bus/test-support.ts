@@ -95,3 +95,22 @@ export function settlesWithoutWaiting(promise: Promise<unknown>): Promise<boolea
     nextTurn,
   ]);
 }
+
+/**
+ * 'same arguments' when `queue` exists with exactly `args` (or was just created with them), else the
+ * broker's refusal, e.g. `inequivalent arg 'x-queue-type'`: how a test tells a queue's type without the
+ * management API.
+ */
+export async function declaredWith(queue: string, args: Record<string, unknown>): Promise<string> {
+  const connection = await amqp.connect(TEST_AMQP_URL);
+  try {
+    const channel = await connection.createChannel();
+    channel.on('error', () => undefined);
+    await channel.assertQueue(queue, { durable: true, arguments: args });
+    return 'same arguments';
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
