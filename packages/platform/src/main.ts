@@ -1,3 +1,4 @@
+import { QueueMismatchError } from './bus';
 import { ConfigError } from './config';
 import { EmbeddedDatabaseError } from './db/runner-lock';
 import { Lifecycle } from './lifecycle';
@@ -7,7 +8,8 @@ import { listenFailure } from './start-failure';
 
 /**
  * Process entry of one service: validate the environment (a bad value stops the process with one
- * line naming every bad variable, no stack), build the runtime, listen, drain on SIGTERM/SIGINT.
+ * line naming every bad variable, no stack), build the runtime, listen, drain on SIGTERM/SIGINT. A
+ * work queue of another type than AMQP_QUEUE_TYPE stops it with one line naming the migration.
  */
 export async function runServiceMain<C extends BaseConfig>(
   definition: ServiceDefinition<C>,
@@ -32,7 +34,7 @@ export async function runServiceMain<C extends BaseConfig>(
   } catch (error) {
     const listening = listenFailure(error, { portVariable: 'PORT', port: config.PORT, host: config.HOST });
     if (listening) process.stderr.write(`${definition.name}: cannot start: ${listening}\n`);
-    else if (error instanceof EmbeddedDatabaseError)
+    else if (error instanceof EmbeddedDatabaseError || error instanceof QueueMismatchError)
       process.stderr.write(`${definition.name}: ${error.message}\n`);
     else logger.fatal({ err: error }, 'start failed');
     await lifecycle.shutdown();

@@ -1,6 +1,12 @@
 export { CreateBusTables1763700000000 } from './1763700000000-create-bus-tables';
 export { CreateDeadLetters1763700000003 } from './1763700000003-CreateDeadLetters';
 export {
+  migrateWorkQueues,
+  type WorkQueueMigrationOptions,
+  type WorkQueueMigrationReport,
+} from './amqp-queue-migration';
+export { QueueMismatchError, type QueueType, workQueueArguments } from './amqp-topology';
+export {
   AmqpTransport,
   type AmqpTransportOptions,
   ATTEMPT_HEADER,
