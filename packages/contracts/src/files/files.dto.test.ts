@@ -1,11 +1,6 @@
 import { converted, refused } from '../test-support/refused';
-import {
-  FilePermissions,
-  ListFilesQuery,
-  MAX_PERMISSION_IDS,
-  UploadFileForm,
-  UploadUrlRequest,
-} from './files.dto';
+import { UploadUrlRequest } from './file-uploads.dto';
+import { FilePermissions, ListFilesQuery, MAX_PERMISSION_IDS, UploadFileForm } from './files.dto';
 
 const ID = '01900000-0000-7000-8000-000000000000';
 

@@ -1,10 +1,7 @@
 import { refused } from '../test-support/refused';
-import {
-  CreateReviewTemplateRequest,
-  UpdateTaskRequest,
-  WorkspaceReviewsQuery,
-  WorkspaceTasksQuery,
-} from './reviews.dto';
+import { CreateReviewTemplateRequest } from './reviews.dto';
+import { UpdateTaskRequest } from './tasks.dto';
+import { WorkspaceReviewsQuery, WorkspaceTasksQuery } from './workspace-reviews.dto';
 
 describe('review and task requests', () => {
   test('a task update clears its owner or due date with null, and checks them when given', () => {

@@ -1,4 +1,3 @@
-import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
@@ -10,16 +9,13 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  Max,
   MaxLength,
-  Min,
-  ValidateNested,
 } from 'class-validator';
 import { type Items, ItemsOf } from '../common/paging';
 import { NestedList, Nullable } from '../common/schema';
 import { PathQuery } from '../shared-files/shared-files.dto';
 
-/** Design reviews, review tasks, review templates and tasks (sections 2.11, 3.3, 4.11; DECISIONS.md 5). */
+/** Design reviews, their tasks and review templates (sections 2.11, 3.3, 4.11; DECISIONS.md 5). */
 
 export const REVIEW_STATUSES = ['open', 'in_review', 'completed', 'canceled'] as const;
 export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
@@ -182,120 +178,6 @@ export class DesignReview {
 export const DesignReviewList = ItemsOf(DesignReview, 'DesignReviewList');
 export type DesignReviewList = Items<DesignReview>;
 
-export class CreateTaskRequest extends PathQuery {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(300)
-  title: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(4000)
-  description?: string;
-
-  /** A member of the workspace (the task's owner, notified). */
-  @IsOptional()
-  @IsEmail()
-  @MaxLength(254)
-  ownerEmail?: string;
-
-  @IsOptional()
-  @IsISO8601()
-  dueAt?: string;
-
-  /** `open` (default) or another starting status. */
-  @IsOptional()
-  @IsIn(TASK_STATUSES)
-  status?: TaskStatus;
-
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(1_000_000_000)
-  sortIndex?: number;
-}
-
-export class UpdateTaskRequest extends WorkspaceRef {
-  @IsOptional()
-  @IsIn(TASK_STATUSES)
-  status?: TaskStatus;
-
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(300)
-  title?: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(4000)
-  description?: string;
-
-  @IsOptional()
-  @IsEmail()
-  @MaxLength(254)
-  @Nullable()
-  ownerEmail?: string | null;
-
-  @IsOptional()
-  @IsISO8601()
-  @Nullable()
-  dueAt?: string | null;
-
-  @IsOptional()
-  @IsInt()
-  @Min(0)
-  @Max(1_000_000_000)
-  sortIndex?: number;
-}
-
-export class Task {
-  @IsUUID()
-  id: string;
-
-  @IsString()
-  workspace: string;
-
-  @IsString()
-  path: string;
-
-  @IsString()
-  title: string;
-
-  @IsString()
-  description: string;
-
-  @IsString()
-  @Nullable()
-  ownerEmail: string | null;
-
-  @IsString()
-  @Nullable()
-  owner: string | null;
-
-  @IsISO8601()
-  @Nullable()
-  dueAt: string | null;
-
-  @IsIn(TASK_STATUSES)
-  status: TaskStatus;
-
-  @IsInt()
-  sortIndex: number;
-
-  @IsString()
-  createdBy: string;
-
-  @IsISO8601()
-  createdAt: string;
-
-  @IsISO8601()
-  updatedAt: string;
-}
-
-export const TaskList = ItemsOf(Task, 'TaskList');
-export type TaskList = Items<Task>;
-
 export class CreateReviewTemplateRequest {
   /** Or `?workspace=`; when neither names one, the caller's only workspace where they are manager+. */
   @IsOptional()
@@ -345,79 +227,3 @@ export class ReviewTemplate {
 
 export const ReviewTemplateList = ItemsOf(ReviewTemplate, 'ReviewTemplateList');
 export type ReviewTemplateList = Items<ReviewTemplate>;
-
-export class WorkspaceQuery {
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(64)
-  workspace: string;
-}
-
-export class WorkspaceReviewsQuery extends WorkspaceQuery {
-  @IsOptional()
-  @IsIn(['all', ...REVIEW_STATUSES])
-  status?: 'all' | ReviewStatus;
-
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(500)
-  limit?: number;
-}
-
-export class WorkspaceTasksQuery extends WorkspaceQuery {
-  @IsOptional()
-  @IsIn(['all', ...TASK_STATUSES])
-  status?: 'all' | TaskStatus;
-
-  @IsOptional()
-  @IsInt()
-  @Min(1)
-  @Max(500)
-  limit?: number;
-}
-
-export class StatusCounts {
-  @IsInt()
-  open: number;
-
-  @IsInt()
-  in_review: number;
-
-  @IsInt()
-  in_progress: number;
-
-  @IsInt()
-  completed: number;
-
-  @IsInt()
-  done: number;
-
-  @IsInt()
-  canceled: number;
-
-  @IsInt()
-  total: number;
-
-  /** Past their due date and not finished (completed, done or canceled). */
-  @IsInt()
-  overdue: number;
-}
-
-/** `GET /v1/workspace/stats`: reviews and tasks (review tasks included in `reviewTasks`) by status. */
-export class WorkspaceStats {
-  @IsString()
-  workspace: string;
-
-  @ValidateNested()
-  @Type(() => StatusCounts)
-  reviews: StatusCounts;
-
-  @ValidateNested()
-  @Type(() => StatusCounts)
-  tasks: StatusCounts;
-
-  @ValidateNested()
-  @Type(() => StatusCounts)
-  reviewTasks: StatusCounts;
-}

@@ -1,16 +1,9 @@
 import { refused } from '../test-support/refused';
-import {
-  BranchRequest,
-  FileQuery,
-  LOCK_TTL_MAX_MS,
-  LOCK_TTL_MIN_MS,
-  LockAllRequest,
-  LockRequest,
-  SIGNED_URL_MAX_TTL_MS,
-  SignedServeQuery,
-  SignedUrlQuery,
-  TimelineQuery,
-} from './shared-files.dto';
+import { BranchRequest } from './file-branches.dto';
+import { TimelineQuery } from './file-history.dto';
+import { LockAllRequest, LockRequest } from './file-locks.dto';
+import { FileQuery, LOCK_TTL_MAX_MS, LOCK_TTL_MIN_MS, SIGNED_URL_MAX_TTL_MS } from './shared-files.dto';
+import { SignedServeQuery, SignedUrlQuery } from './signed-urls.dto';
 
 const file = { workspace: 'w', username: 'ada', filename: 'bracket.step' };
 
