@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
 import {
+  type CrossHostStack,
   collabAs,
-  type Stack,
-  startStack,
+  startCrossHostStack,
   type Team,
   teamWorkspace,
 } from '../services/collab-service/test/support/collab-test-kit';
@@ -99,11 +99,11 @@ function operations(doc: Document) {
  * must be a 4xx (or a success), never a 5xx, and the service must still answer afterwards.
  */
 describe('hostile input on every documented route', () => {
-  let stack: Stack;
+  let stack: CrossHostStack;
   let team: Team;
 
   beforeAll(async () => {
-    stack = await startStack({ api: { RATE_LIMIT_STANDARD_PER_WINDOW: '1000000' } });
+    stack = await startCrossHostStack({ api: { RATE_LIMIT_STANDARD_PER_WINDOW: '1000000' } });
     team = await teamWorkspace(stack, 'hostile');
     await collabAs(stack.collab.app, team.owner)
       .post('/v1/parts')
@@ -198,11 +198,11 @@ describe('hostile input on every documented route', () => {
  * collaboration host in production mode. Every multipart route of its document, production mode.
  */
 describe('multipart without a boundary in production mode', () => {
-  let stack: Stack;
+  let stack: CrossHostStack;
   let team: Team;
 
   beforeAll(async () => {
-    stack = await startStack({
+    stack = await startCrossHostStack({
       collab: { NODE_ENV: 'production', SESSION_SECRET: randomBytes(32).toString('hex') },
     });
     team = await teamWorkspace(stack, 'hostileprod');

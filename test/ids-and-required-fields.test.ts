@@ -1,19 +1,19 @@
 import { as, signUp, type TestUser } from '@hwp/platform/test-kit';
 import request from 'supertest';
 import {
+  type CrossHostStack,
   collabAs,
-  type Stack,
-  startStack,
+  startCrossHostStack,
   type Team,
   teamWorkspace,
 } from '../services/collab-service/test/support/collab-test-kit';
 
-let stack: Stack;
+let stack: CrossHostStack;
 let team: Team;
 let apiUser: TestUser;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startCrossHostStack();
   [team, apiUser] = await Promise.all([teamWorkspace(stack, 'ids'), signUp(stack.api.app)]);
 }, 60_000);
 afterAll(() => stack?.stop());

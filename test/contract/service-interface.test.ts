@@ -7,7 +7,10 @@ import {
   type FakeImageProviders,
   startFakeImageProviders,
 } from '../../services/api-service/test/support/fake-image-providers';
-import { type Stack, startStack } from '../../services/collab-service/test/support/collab-test-kit';
+import {
+  type CrossHostStack,
+  startCrossHostStack,
+} from '../../services/collab-service/test/support/collab-test-kit';
 import {
   type Call,
   type ContractRow,
@@ -82,7 +85,7 @@ describe('the shape checker', () => {
 
 // ---- the stack and its fixtures, all through the HTTP API ----
 
-let stack: Stack;
+let stack: CrossHostStack;
 let fake: FakeImageProviders;
 let fixtures: Fixtures;
 let foreignWorkspace: string;
@@ -154,7 +157,7 @@ const onResourceId = (row: ContractRow) => row.path.startsWith('/v1/') && /\/:id
 describe('every row of section 4, sent as the document names it', () => {
   beforeAll(async () => {
     fake = await startFakeImageProviders();
-    stack = await startStack({
+    stack = await startCrossHostStack({
       api: {
         IMAGE_PROVIDER_A_URL: fake.url,
         IMAGE_PROVIDER_A_KEY: fake.key,

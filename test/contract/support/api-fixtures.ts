@@ -2,7 +2,7 @@ import { codeIn, latestMessage, signUp, uniqueEmail, uniquePhone } from '@hwp/pl
 import request from 'supertest';
 import { solidPng } from '../../../services/api-service/test/support/fake-image-providers';
 import { joinTenant } from '../../../services/api-service/test/support/tenants-test-setup';
-import { collabAs, type Stack } from '../../../services/collab-service/test/support/collab-test-kit';
+import { type CrossHostStack, collabAs } from '../../../services/collab-service/test/support/collab-test-kit';
 import type { Fixtures } from '../service-interface.rows';
 import { expectOk, type Users } from './fixtures-common';
 
@@ -11,7 +11,7 @@ import { expectOk, type Users } from './fixtures-common';
  * phone user, a one-time code already sent, a PNG with two revisions whose processing ended, a style,
  * and a team tenant with an admin member.
  */
-export async function apiFixtures(stack: Stack, users: Users): Promise<Fixtures['api']> {
+export async function apiFixtures(stack: CrossHostStack, users: Users): Promise<Fixtures['api']> {
   const app = stack.api.app;
   const user = await signUp(app);
   users.user = user;

@@ -1,8 +1,8 @@
 import { createWorkspace, signUp } from '@hwp/platform/test-kit';
 import {
   addMembers,
+  type CrossHostStack,
   collabAs,
-  type Stack,
   type TestUser,
 } from '../../../services/collab-service/test/support/collab-test-kit';
 import type { Fixtures } from '../service-interface.rows';
@@ -19,7 +19,7 @@ const STL =
  * a template, an invitation and a signed URL; and a foreign workspace every member belongs to.
  */
 export async function collabFixtures(
-  stack: Stack,
+  stack: CrossHostStack,
   users: Users,
 ): Promise<{ fixtures: Fixtures['collab']; foreignWorkspace: string }> {
   const app = stack.collab.app;

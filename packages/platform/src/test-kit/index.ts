@@ -15,4 +15,5 @@ export * from './response-validation';
 export * from './s3rver';
 export * from './service';
 export * from './tcp-proxy';
+export * from './token-issuer';
 export * from './users';

@@ -8,6 +8,7 @@ import {
   createWorkspace,
   signUp,
   startTestService,
+  startTokenIssuer,
   type TestService,
   type TestUser,
 } from '@hwp/platform/test-kit';
@@ -24,39 +25,35 @@ function startApi(env: Record<string, string>): Promise<ApiTestService> {
 }
 
 /**
- * The API host (listening on a free port, for its JWKS) and a collaboration host verifying its
- * tokens, on one AMQP namespace so `user.updated.v1` and notifications travel between them.
+ * A collaboration host (and a second replica on demand) trusting the tokens of `users`: the API host's
+ * JWKS, from a local issuer (startStack) or the API host itself (startCrossHostStack).
  */
 export interface Stack {
-  api: ApiTestService;
-  apiUrl: string;
   collab: CollabTestService;
   namespace: string;
+  /** A new user with an access token the collaboration host accepts. */
+  newUser(data?: Record<string, string>): Promise<TestUser>;
   /** Another collaboration process on the same database and broker namespace (a second replica). */
   startCollabReplica(env?: Record<string, string>): Promise<CollabTestService>;
   stop(): Promise<void>;
 }
 
-export async function startStack(
-  env: { api?: Record<string, string>; collab?: Record<string, string> } = {},
-): Promise<Stack> {
-  const namespace = `test-${randomBytes(4).toString('hex')}.`;
-  const api = await startApi({ AMQP_NAMESPACE: namespace, ...env.api });
-  const server: Server = createServer(api.app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const collabEnv = {
-    AMQP_NAMESPACE: namespace,
-    AUTH_JWKS_URL: `${apiUrl}/.well-known/jwks.json`,
-    ...env.collab,
-  };
+/** Both hosts, on one AMQP namespace, so `user.updated.v1`, revocations and notifications travel. */
+export interface CrossHostStack extends Stack {
+  api: ApiTestService;
+  apiUrl: string;
+}
+
+async function collabWith(
+  namespace: string,
+  jwksUrl: string,
+  env: Record<string, string> = {},
+): Promise<Pick<Stack, 'collab' | 'startCollabReplica'> & { stopCollab(): Promise<void> }> {
+  const collabEnv = { AMQP_NAMESPACE: namespace, AUTH_JWKS_URL: jwksUrl, ...env };
   const collab = await startTestService(collabService, loadCollabConfig, collabEnv);
   const replicas: CollabTestService[] = [];
   return {
-    api,
-    apiUrl,
     collab,
-    namespace,
     async startCollabReplica(extra = {}) {
       const replica = await startTestService(collabService, loadCollabConfig, {
         ...collabEnv,
@@ -66,18 +63,68 @@ export async function startStack(
       replicas.push(replica);
       return replica;
     },
-    async stop() {
+    async stopCollab() {
       for (const replica of replicas) await replica.stop();
       await collab.stop();
+    },
+  };
+}
+
+/**
+ * The collaboration host alone: users are minted by a local token issuer with the API host's claims,
+ * so no API host is booted (tests of one host's behaviour).
+ */
+export async function startStack(env: { collab?: Record<string, string> } = {}): Promise<Stack> {
+  const namespace = `test-${randomBytes(4).toString('hex')}.`;
+  const issuer = await startTokenIssuer();
+  const { collab, startCollabReplica, stopCollab } = await collabWith(namespace, issuer.jwksUrl, env.collab);
+  return {
+    collab,
+    namespace,
+    newUser: async (data) => issuer.user(data),
+    startCollabReplica,
+    async stop() {
+      await stopCollab();
+      await issuer.close();
+    },
+  };
+}
+
+/**
+ * The API host (listening on a free port, for its JWKS) and a collaboration host verifying its
+ * tokens: for what crosses the hosts (sign-up, revocations, profile events, notifications).
+ */
+export async function startCrossHostStack(
+  env: { api?: Record<string, string>; collab?: Record<string, string> } = {},
+): Promise<CrossHostStack> {
+  const namespace = `test-${randomBytes(4).toString('hex')}.`;
+  const api = await startApi({ AMQP_NAMESPACE: namespace, ...env.api });
+  const server: Server = createServer(api.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { collab, startCollabReplica, stopCollab } = await collabWith(
+    namespace,
+    `${apiUrl}/.well-known/jwks.json`,
+    env.collab,
+  );
+  return {
+    api,
+    apiUrl,
+    collab,
+    namespace,
+    newUser: (data) => signUp(api.app, data),
+    startCollabReplica,
+    async stop() {
+      await stopCollab();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await api.stop();
     },
   };
 }
 
-/** A signed-up API host user, for the collaboration host. */
+/** A user the collaboration host accepts (minted, or signed up on the API host of a cross-host stack). */
 export function newUser(stack: Stack, data: Record<string, string> = {}): Promise<TestUser> {
-  return signUp(stack.api.app, data);
+  return stack.newUser(data);
 }
 
 /** Supertest on the collaboration host with the user's bearer token (the API host kit's helper). */

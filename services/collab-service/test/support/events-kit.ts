@@ -30,8 +30,11 @@ export interface Member {
  * them, with the collaboration host listening on a real port; the streams a test opens are closed
  * after it. `started` gets the stack. Returns helpers bound to the stack.
  */
-export function useEventsStack(started: (stack: Stack) => void = () => {}) {
-  let stack: Stack;
+export function useEventsStack<S extends Stack = Stack>(
+  started: (stack: S) => void = () => {},
+  start: (env: { collab: Record<string, string> }) => Promise<S> = startStack as never,
+) {
+  let stack: S;
   let base: string;
   const servers: Server[] = [];
   const clients: SseClient[] = [];
@@ -44,7 +47,7 @@ export function useEventsStack(started: (stack: Stack) => void = () => {}) {
   }
 
   beforeAll(async () => {
-    stack = await startStack({ collab: { SSE_MAX_CONNECTIONS_PER_USER: '3' } });
+    stack = await start({ collab: { SSE_MAX_CONNECTIONS_PER_USER: '3' } });
     base = await listen(stack.collab);
     started(stack);
   }, 60_000);

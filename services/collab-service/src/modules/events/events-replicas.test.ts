@@ -1,12 +1,13 @@
 import { expectEventually } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { collabAs, type Stack } from '../../../test/support/collab-test-kit';
+import { type CrossHostStack, collabAs, startCrossHostStack } from '../../../test/support/collab-test-kit';
 import { eventsModuleFor, useEventsStack } from '../../../test/support/events-kit';
 
-let stack: Stack;
+let stack: CrossHostStack;
+// Cross-host: a logout on the API host ends the streams on every replica.
 const { listen, open, workspace } = useEventsStack((started) => {
   stack = started;
-});
+}, startCrossHostStack);
 
 describe('GET /v1/events across replicas', () => {
   test('an event emitted through one process reaches a client connected to another', async () => {

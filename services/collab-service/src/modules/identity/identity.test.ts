@@ -1,10 +1,15 @@
 import { expectEventually } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { collabAs, newUser, type Stack, startStack } from '../../../test/support/collab-test-kit';
+import {
+  type CrossHostStack,
+  collabAs,
+  newUser,
+  startCrossHostStack,
+} from '../../../test/support/collab-test-kit';
 
-let stack: Stack;
+let stack: CrossHostStack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startCrossHostStack();
 }, 60_000);
 afterAll(() => stack?.stop());
 

@@ -6,18 +6,20 @@ import type { Express } from 'express';
 import request from 'supertest';
 import {
   type CollabTestService,
+  type CrossHostStack,
   collabAs,
   newUser,
-  type Stack,
-  startStack,
+  startCrossHostStack,
   type TestUser,
 } from '../../../test/support/collab-test-kit';
 
-let stack: Stack;
+let stack: CrossHostStack;
 let replica: CollabTestService;
 beforeAll(async () => {
   // Replicas share the session secret (as in production), so a cookie works on each of them.
-  stack = await startStack({ collab: { SESSION_SECRET: 'revocation-test-session-secret-0123456789' } });
+  stack = await startCrossHostStack({
+    collab: { SESSION_SECRET: 'revocation-test-session-secret-0123456789' },
+  });
   replica = await stack.startCollabReplica();
 }, 60_000);
 afterAll(() => stack?.stop());

@@ -3,18 +3,18 @@ import type { Invitation } from '@hwp/contracts';
 import { expectEventually, latestMessage, linkIn, uniqueEmail } from '@hwp/platform/test-kit';
 import request from 'supertest';
 import {
+  type CrossHostStack,
   collabAs,
   newUser,
-  type Stack,
-  startStack,
+  startCrossHostStack,
   type TestUser,
 } from '../../../test/support/collab-test-kit';
 
 const SITE_URL = 'https://app.example.test';
 
-let stack: Stack;
+let stack: CrossHostStack;
 beforeAll(async () => {
-  stack = await startStack({ collab: { SITE_URL } });
+  stack = await startCrossHostStack({ collab: { SITE_URL } });
 }, 60_000);
 afterAll(() => stack?.stop());
 

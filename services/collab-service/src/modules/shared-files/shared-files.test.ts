@@ -4,17 +4,17 @@ import { newClientIp, uniqueEmail } from '@hwp/platform/test-kit';
 import request from 'supertest';
 import {
   addMembers,
+  type CrossHostStack,
   collabMember,
-  type Stack,
-  startStack,
+  startCrossHostStack,
   type Team,
   teamWorkspace,
 } from '../../../test/support/collab-test-kit';
 import { filesKit } from '../../../test/support/shared-files-kit';
 
-let stack: Stack;
+let stack: CrossHostStack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startCrossHostStack();
 }, 60_000);
 afterAll(() => stack?.stop());
 
