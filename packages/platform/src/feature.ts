@@ -1,9 +1,9 @@
 import type { Express } from 'express';
 import type { ClassType } from './db/data-source';
+import type { BaseConfig, PlatformDeps, ServiceDefinition } from './deps';
 import type { ApiRouter } from './http/api-router';
 import type { DegradationCheck } from './http/create-app';
 import type { OpenApiInfo } from './http/openapi';
-import type { BaseConfig, PlatformDeps, ServiceDefinition } from './runtime';
 import {
   createServiceApp,
   platformEntities,

@@ -1,9 +1,10 @@
 import { QueueMismatchError } from './bus';
 import { ConfigError } from './config';
 import { EmbeddedDatabaseError } from './db/runner-lock';
+import { type BaseConfig, type ServiceDefinition } from './deps';
 import { Lifecycle } from './lifecycle';
 import { createLogger } from './logger';
-import { type BaseConfig, createServiceRuntime, type ServiceDefinition } from './runtime';
+import { createServiceRuntime } from './runtime';
 import { listenFailure } from './start-failure';
 
 /**

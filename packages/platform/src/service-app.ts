@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import { busEntities, busHealth, busMigrations } from './bus';
+import type { BaseConfig, PlatformDeps } from './deps';
 import { CreateRateLimitCounters1763700000002 } from './http/1763700000002-create-rate-limit-counters';
 import type { ApiRouter } from './http/api-router';
 import { mountBlobRoutes } from './http/blob-routes';
@@ -11,7 +12,6 @@ import { BusProbeEntity } from './ops/bus-probe.entity';
 import { createBusProbeModule } from './ops/bus-probe.module';
 import { createDeadLetterModule } from './ops/dead-letter.module';
 import { mountMetrics } from './ops/metrics.routes';
-import type { BaseConfig, PlatformDeps } from './runtime';
 
 /**
  * Tables every service has (outbox, inbox, dead letters, bus probes, rate-limit counters); services spread these

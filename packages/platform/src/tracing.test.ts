@@ -1,6 +1,6 @@
 import request from 'supertest';
+import type { BaseConfig } from './deps';
 import { startWidgetService } from './ops/test-support';
-import type { BaseConfig } from './runtime';
 import type { TestService } from './test-kit/service';
 import { tracingEnabled, validTraceparent } from './tracing';
 

@@ -1,7 +1,7 @@
 import { ErrorBodyDto, PresignedBlobQuery } from '@hwp/contracts';
 import { createFsPresignedHandler, FsBlobStore } from '../blob';
+import type { PlatformDeps } from '../deps';
 import { NotFoundError } from '../errors';
-import type { PlatformDeps } from '../runtime';
 import type { ApiRouter } from './api-router';
 import { binaryResponse } from './openapi';
 

@@ -8,10 +8,10 @@ import {
   type SystemProbeData,
 } from '@hwp/contracts';
 import type { EntityManager } from 'typeorm';
+import type { PlatformDeps } from '../deps';
 import { NotFoundError } from '../errors';
 import type { ApiRouter } from '../http/api-router';
 import { newId } from '../ids';
-import type { PlatformDeps } from '../runtime';
 import { BusProbeEntity } from './bus-probe.entity';
 import { requireOpsToken } from './ops-auth';
 

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import request from 'supertest';
+import type { BaseConfig } from '../deps';
 import { newId } from '../ids';
-import type { BaseConfig } from '../runtime';
 import { TEST_POSTGRES_URL } from '../test-kit/database';
 import { expectEventually } from '../test-kit/eventually';
 import type { TestService } from '../test-kit/service';

@@ -3,9 +3,9 @@ import { IsNull, Not } from 'typeorm';
 import { AmqpTransport } from '../bus/amqp-transport';
 import { DeadLetterEntity } from '../bus/dead-letter.entity';
 import { MemoryTransport } from '../bus/memory-transport';
+import type { PlatformDeps } from '../deps';
 import { ConflictError, NotFoundError } from '../errors';
 import type { ApiRouter } from '../http/api-router';
-import type { PlatformDeps } from '../runtime';
 import { requireOpsToken } from './ops-auth';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

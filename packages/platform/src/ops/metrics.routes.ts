@@ -1,5 +1,5 @@
+import type { PlatformDeps } from '../deps';
 import type { ApiRouter } from '../http/api-router';
-import type { PlatformDeps } from '../runtime';
 import { requireOpsToken } from './ops-auth';
 
 /**

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import type { BaseConfig } from '../runtime';
+import type { BaseConfig } from '../deps';
 
 import { expectEventually } from '../test-kit/eventually';
 import { parseMetrics, seriesValue } from '../test-kit/prometheus-text';

@@ -1,7 +1,7 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import type { EntityManager, MigrationInterface, QueryRunner } from 'typeorm';
 import { baseConfigSpecs, loadConfig } from '../config';
-import type { BaseConfig, ServiceDefinition } from '../runtime';
+import type { BaseConfig, ServiceDefinition } from '../deps';
 import {
   createServiceApp,
   platformEntities,

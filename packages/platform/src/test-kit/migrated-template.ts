@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Client } from 'pg';
 import { createDataSource, openDatabase } from '../db/data-source';
+import type { BaseConfig, ServiceDefinition } from '../deps';
 import { newId } from '../ids';
-import type { BaseConfig, ServiceDefinition } from '../runtime';
 import { TEST_POSTGRES_URL, withDatabase } from './database';
 
 /**

@@ -3,13 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { type BaseConfig, type ServiceDefinition } from '../deps';
 import { createLogger } from '../logger';
-import {
-  type BaseConfig,
-  createServiceRuntime,
-  type ServiceDefinition,
-  type ServiceRuntime,
-} from '../runtime';
+import { createServiceRuntime, type ServiceRuntime } from '../runtime';
 import { createTestDatabase } from './database';
 import { migratedTemplate } from './migrated-template';
 
