@@ -24,7 +24,7 @@ type Service = {
   container_name?: string;
 };
 
-/** The `.env` the README's walk-through writes, with fixed values. */
+/** The `.env` the walk-through of docs/compose.md writes, with fixed values. */
 const DOT_ENV: Record<string, string> = {
   OPS_TOKEN: 'ops-token-for-the-test',
   AUTH_SECRET: 'a'.repeat(64),
@@ -75,6 +75,13 @@ const active = (doc: Doc, profiles: string[] = []) =>
   );
 
 describe('the compose files', () => {
+  test('the walk-through of docs/compose.md writes every variable the production stack requires', () => {
+    const doc = readFileSync(join(ROOT, 'docs/compose.md'), 'utf8');
+    const block = /cat > \.env <<ENV\n([\s\S]*?)\nENV/.exec(doc)?.[1] ?? '';
+    const written = block.split('\n').map((line) => line.split('=')[0]);
+    expect(written.sort()).toEqual(Object.keys(DOT_ENV).sort());
+  });
+
   const ajv = new Ajv({ allErrors: true, strict: false });
   const { $schema: _draft07, ...schema } = JSON.parse(
     readFileSync(join(__dirname, 'fixtures/compose-spec.json'), 'utf8'),
