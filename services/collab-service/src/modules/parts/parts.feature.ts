@@ -9,6 +9,7 @@ import { CreateParts1763900000300 } from './migrations/1763900000300-CreateParts
 import { AddCurrencyRates1764100000050 } from './migrations/1764100000050-AddCurrencyRates';
 import { PartsPrefixStatistics1764500000000 } from './migrations/1764500000000-PartsPrefixStatistics';
 import { PartsImportOrigin1764700000000 } from './migrations/1764700000000-PartsImportOrigin';
+import { PartsNameSampleIndex1765000000000 } from './migrations/1765000000000-PartsNameSampleIndex';
 import { partEntities } from './part.entity';
 import { PartVersionsService } from './part-versions.service';
 import { PartsService } from './parts.service';
@@ -43,6 +44,7 @@ export const partsFeature = defineFeature<
     AddCurrencyRates1764100000050,
     PartsPrefixStatistics1764500000000,
     PartsImportOrigin1764700000000,
+    PartsNameSampleIndex1765000000000,
   ],
   build: ({ dataSource, logger, config, metrics }, { events, 'workspace-access': access }) => {
     const settings = new BomSettingsService(dataSource);

@@ -151,6 +151,33 @@ describe('parts: create and search', () => {
     await as(w.viewer).get('/v1/parts').query({ workspace: w.workspace, count: 'approximate' }).expect(400);
   });
 
+  test('a word in thousands of names is past the bound from a sample of them; other filters still apply', async () => {
+    // Past 1,000 matches among the eighth of the parts in the sample index (~1,500 of 12,000).
+    const { list: listed } = await bulkWorkspace('parts-sampled', 12_000, {
+      number: `'S-' || lpad(i::text, 5, '0')`,
+      name: `'Spring washer ' || i`,
+    });
+    const common = await listed({ q: 'washer', pageSize: 5 });
+    expect(common).toMatchObject({ totalExact: false, page: 1 });
+    expect(common.total).toBeGreaterThan(1000);
+    expect(numbers(common)).toEqual(['S-00001', 'S-00002', 'S-00003', 'S-00004', 'S-00005']);
+    expect(await listed({ q: 'washer', count: 'exact', pageSize: 1 })).toMatchObject({
+      total: 12_000,
+      totalExact: true,
+    });
+    // The sample's matches must pass the other filters too: none of these parts is electronic.
+    expect(await listed({ q: 'washer', domain: 'electronic' })).toMatchObject({
+      items: [],
+      total: 0,
+      totalExact: true,
+    });
+    expect(await listed({ q: 'washer', tag: 'bulk', lifecycle: 'released' })).toMatchObject({
+      total: 0,
+      totalExact: true,
+    });
+    expect(await listed({ q: 'washer 111', pageSize: 1 })).toMatchObject({ total: 111, totalExact: true });
+  }, 60_000);
+
   test('common matches that sort after 20,000 other parts: the pages are still right', async () => {
     const { list: listed } = await bulkWorkspace('parts-late', 21_700, {
       number: `CASE WHEN i <= 20500 THEN 'A-' ELSE 'Z-' END || lpad(i::text, 5, '0')`,
