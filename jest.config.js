@@ -1,10 +1,18 @@
 /** One jest run for the whole monorepo; tests sit next to the code they cover. */
+
+/** Tests that start clusters of their own: run alone afterwards (jest.heavy.config.js). */
+const heavyTests = [
+  'packages/platform/src/test-kit/rabbitmq-cluster.test.ts',
+  'test/broker-cluster.test.ts',
+  'test/postgres-restart.test.ts',
+];
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
   testMatch: ['**/?(*.)test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', ...heavyTests.map((path) => `<rootDir>/${path}`)],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
     // jose 6 and meshoptimizer ship ESM only. Node >= 20.19 require()s them natively (the built code
@@ -37,3 +45,6 @@ module.exports = {
   testTimeout: 60000,
   maxWorkers: 2,
 };
+
+// Read by jest.heavy.config.js (jest ignores keys it does not know, but warns: kept off the object).
+Object.defineProperty(module.exports, 'heavyTests', { value: heavyTests, enumerable: false });
