@@ -57,7 +57,7 @@ describeCluster('a RabbitMQ cluster node stopped under load (both services, two 
     services = await startTwoServices({
       name: 'mqcluster',
       replicas: 2,
-      env: { AMQP_URL: cluster.amqpUrl, BUS_RETRY_DELAY_MS: '500' },
+      env: { AMQP_URL: cluster.amqpUrl, AMQP_QUEUE_TYPE: 'quorum', BUS_RETRY_DELAY_MS: '500' },
       apiEnv: { BLOB_DIR: join(blobDir, 'api') },
       collabEnv: { BLOB_DIR: join(blobDir, 'collab') },
     });

@@ -38,8 +38,10 @@ describe('service process lifecycle', () => {
       PORT: String(port),
       DATABASE_URL: database.url,
       AMQP_URL: TEST_AMQP_URL,
-      AMQP_NAMESPACE: `life-${port}.`,
+      // Unique per run: a queue of an earlier run with other arguments would be refused.
+      AMQP_NAMESPACE: `life-${port}-${Date.now()}.`,
       AMQP_QUEUE_EXPIRES_MS: '300000',
+      AMQP_QUEUE_TYPE: 'classic',
       DATA_DIR: `/tmp/hwp-life-${port}`,
       LOG_LEVEL: 'info',
     });

@@ -79,6 +79,8 @@ export async function startTwoServices(options: TwoServicesOptions): Promise<Two
     // (round-robin) this run's messages; the broker drops the queues a while after the run.
     AMQP_NAMESPACE: namespace,
     AMQP_QUEUE_EXPIRES_MS: '300000',
+    // Classic queues, as the in-process test services (see startTestService); the cluster test asks for quorum.
+    AMQP_QUEUE_TYPE: 'classic',
     ...options.env,
   };
   // Production refuses generated keys: the deployment supplies them, as docker-compose's .env does
