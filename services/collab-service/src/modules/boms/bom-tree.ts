@@ -49,17 +49,21 @@ const CHOSEN_BOM = `
  * each line's child part the BOM it expands into, and so on; UNION ends on cycles), then their lines
  * with parts and alternates. A sub-assembly used in many places is read once: the tree is expanded
  * from these lines in assembleTree, so the query's work follows the distinct lines, not the
- * expanded ones (4,973 lines for a tree of 20,399 in bench/bom).
+ * expanded ones (4,973 lines for a tree of 20,399 in bench/bom). The BOM each part expands into is
+ * looked up once, while reaching (`via_line` rows: the root itself need not be its part's chosen
+ * BOM), and the lines take it from there.
  */
 const LINES_SQL = `
-  WITH RECURSIVE reach(bom_id) AS (
-    SELECT $3::uuid
+  WITH RECURSIVE reach(bom_id, part_id, via_line) AS (
+    SELECT $3::uuid, NULL::uuid, false
     UNION
-    SELECT s.id FROM reach r JOIN bom_items i ON i.bom_id = r.bom_id CROSS JOIN LATERAL (${CHOSEN_BOM}) s
+    SELECT s.id, i.child_part_id, true
+    FROM reach r JOIN bom_items i ON i.bom_id = r.bom_id CROSS JOIN LATERAL (${CHOSEN_BOM}) s
   ),
   lines AS MATERIALIZED (
-    SELECT i.*, (${CHOSEN_BOM}) AS sub_bom_id
+    SELECT i.*, sub.bom_id AS sub_bom_id
     FROM bom_items i
+    LEFT JOIN (SELECT DISTINCT part_id, bom_id FROM reach WHERE via_line) sub ON sub.part_id = i.child_part_id
     WHERE i.bom_id IN (SELECT bom_id FROM reach)
   ),
   alternates AS (

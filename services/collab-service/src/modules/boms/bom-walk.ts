@@ -146,37 +146,74 @@ export class TreeWalk {
     return facts;
   }
 
-  /** Every occurrence, depth first in sort order (the order of the tree read's `nodes`). */
+  /**
+   * Every occurrence, depth first in sort order (the order of the tree read's `nodes`). One generator
+   * over an explicit stack: nested `yield*` would pass each of 20,000 occurrences up through every
+   * level's generator (a third of a tree read's time in bench/bom).
+   */
   *occurrences(): Generator<Occurrence> {
-    const top = this.topOf.get(this.root.id) ?? [];
-    yield* this.walk(top, [this.root.assemblyPartId], 1, 1, '', this.root.assemblyPartNumber, null);
-  }
-
-  private *walk(
-    lines: LineRow[],
-    ancestors: string[],
-    level: number,
-    parentQty: number,
-    prefix: string,
-    parentPartNumber: string,
-    parentNodeId: string | null,
-  ): Generator<Occurrence> {
-    for (let index = 0; index < lines.length; index++) {
-      const line = lines[index];
-      const facts = this.factsOf(line, ancestors, level);
-      const itemNumber = prefix ? `${prefix}.${index + 1}` : String(index + 1);
-      const extendedQty = round(parentQty * facts.qty);
-      const nodeId = parentNodeId ? `${parentNodeId}/${line.id}` : line.id;
-      yield { facts, level, extendedQty, itemNumber, parentPartNumber, nodeId, parentNodeId };
-      if (this.expands(line, ancestors, level)) {
-        const children = this.childrenOf(line);
-        if (children.length > 0) {
-          const path = [...ancestors, line.child_part_id];
-          yield* this.walk(children, path, level + 1, extendedQty, itemNumber, line.part_number, nodeId);
-        }
+    const stack: Frame[] = [
+      {
+        lines: this.topOf.get(this.root.id) ?? [],
+        next: 0,
+        ancestors: [this.root.assemblyPartId],
+        level: 1,
+        parentQty: 1,
+        prefix: '',
+        parentPartNumber: this.root.assemblyPartNumber,
+        parentNodeId: null,
+      },
+    ];
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1];
+      if (frame.next === frame.lines.length) {
+        stack.pop();
+        continue;
       }
+      const index = frame.next++;
+      const line = frame.lines[index];
+      const { ancestors, level, parentNodeId } = frame;
+      const facts = this.factsOf(line, ancestors, level);
+      const itemNumber = frame.prefix ? `${frame.prefix}.${index + 1}` : String(index + 1);
+      const extendedQty = round(frame.parentQty * facts.qty);
+      const nodeId = parentNodeId ? `${parentNodeId}/${line.id}` : line.id;
+      yield {
+        facts,
+        level,
+        extendedQty,
+        itemNumber,
+        parentPartNumber: frame.parentPartNumber,
+        nodeId,
+        parentNodeId,
+      };
+      if (!this.expands(line, ancestors, level)) continue;
+      const children = this.childrenOf(line);
+      if (children.length === 0) continue;
+      stack.push({
+        lines: children,
+        next: 0,
+        ancestors: [...ancestors, line.child_part_id],
+        level: level + 1,
+        parentQty: extendedQty,
+        prefix: itemNumber,
+        parentPartNumber: line.part_number,
+        parentNodeId: nodeId,
+      });
     }
   }
+}
+
+/** The siblings being walked at one level, and what their occurrences inherit from the path. */
+interface Frame {
+  lines: LineRow[];
+  /** The index of the next sibling to yield. */
+  next: number;
+  ancestors: string[];
+  level: number;
+  parentQty: number;
+  prefix: string;
+  parentPartNumber: string;
+  parentNodeId: string | null;
 }
 
 /**

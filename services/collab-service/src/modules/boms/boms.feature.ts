@@ -9,6 +9,7 @@ import { BomLinesService } from './bom-lines.service';
 import { BomStructureService } from './bom-structure.service';
 import { BomsService } from './boms.service';
 import { CreateBoms1764100000000 } from './migrations/1764100000000-CreateBoms';
+import { BomsChosenIndex1765100000000 } from './migrations/1765100000000-BomsChosenIndex';
 import { exportCsv, exportErpCsv, exportXlsx, importBom } from './routes/bom-files.routes';
 import {
   approveBom,
@@ -40,7 +41,7 @@ export const bomsFeature = defineFeature<
 >({
   name: 'boms',
   entities: bomEntities,
-  migrations: [CreateBoms1764100000000],
+  migrations: [CreateBoms1764100000000, BomsChosenIndex1765100000000],
   build: ({ dataSource, bus, config, metrics }, { events, 'workspace-access': access, parts }) => {
     const boms = new BomsService(dataSource, events.events, bus, parts.settings);
     const lines = new BomLinesService(dataSource, boms, config.BOM_MAX_REFDES);
