@@ -24,14 +24,6 @@ const NOT_SCOPED: Record<string, string> = {
  * where their statements take the workspace from. Each must come from the caller's WorkspaceScope.
  */
 const SQL_SCOPED: Record<string, string> = {
-  design_reviews:
-    'reviews.service.ts and tasks.service.ts, by the scope’s workspace id; across workspaces only fromResource ' +
-    '(a review id to its workspace, before the role check) and the due-soon reminder sweep',
-  tasks:
-    'tasks.service.ts and reviews.service.ts, by the scope’s workspace id; across workspaces only fromResource ' +
-    'and the due-soon reminder sweep',
-  review_templates:
-    'reviews.service.ts, by the scope’s workspace id; fromResource finds a template’s workspace',
   model_translations:
     'translations.service.ts, by the scope’s workspace id; the translation worker and its lease sweep take jobs by id',
   shared_files:
@@ -60,7 +52,14 @@ describe('WorkspaceScope', () => {
       .map((meta) => meta.tableName);
     expect(unlisted).toEqual([]);
     expect(keyed.filter((meta) => isWorkspaceOwned(meta.target)).map((m) => m.tableName)).toEqual(
-      expect.arrayContaining(['parts', 'bom_settings', 'part_number_counters']),
+      expect.arrayContaining([
+        'parts',
+        'bom_settings',
+        'part_number_counters',
+        'design_reviews',
+        'tasks',
+        'review_templates',
+      ]),
     );
   });
 

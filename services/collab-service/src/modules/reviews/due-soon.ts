@@ -1,21 +1,13 @@
 import { type Bus, type Logger, newId } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { FileEvents } from '../shared-files/file-guards';
+import { type DueItem, dueReviewsAcrossWorkspaces } from './reviews.repository';
 import { notifyByEmail } from './reviews.service';
+import { dueTasksAcrossWorkspaces } from './tasks.repository';
 
 /** The key of `pg_try_advisory_xact_lock` that this scan holds, in whichever replica runs it. */
 const SCAN_LOCK = 'collab.due-soon-scan';
 const BATCH = 500;
-
-interface DueRow {
-  id: string;
-  workspace_id: string;
-  workspace: string;
-  path: string;
-  title: string;
-  due_at: Date;
-  to_email: string;
-}
 
 /**
  * Reviews and tasks that come due within `DUE_SOON_HOURS` get one notice: an email to the reviewer
@@ -59,16 +51,7 @@ export class DueSoonScanner {
         [SCAN_LOCK],
       );
       if (!locked) return null;
-      const reviews = await this.due(
-        manager,
-        'design_reviews',
-        `SELECT r.id, r.workspace_id, w.name AS workspace, r.path, r.path AS title, r.due_at,
-                r.reviewer_email AS to_email
-           FROM design_reviews r JOIN workspaces w ON w.id = r.workspace_id
-          WHERE r.due_at IS NOT NULL AND r.due_notified_at IS NULL AND r.status IN ('open', 'in_review')
-            AND r.due_at > now() AND r.due_at <= now() + make_interval(hours => $1)
-          ORDER BY r.due_at LIMIT ${BATCH} FOR UPDATE OF r SKIP LOCKED`,
-      );
+      const reviews = await dueReviewsAcrossWorkspaces(manager, this.options.withinHours, BATCH);
       for (const row of reviews) {
         await this.notify(
           manager,
@@ -81,17 +64,7 @@ export class DueSoonScanner {
           },
         );
       }
-      const tasks = await this.due(
-        manager,
-        'tasks',
-        `SELECT t.id, t.workspace_id, w.name AS workspace, t.path, t.title, t.due_at,
-                coalesce(ou.email, cu.email) AS to_email
-           FROM tasks t JOIN workspaces w ON w.id = t.workspace_id JOIN collab_users cu ON cu.id = t.created_by
-           LEFT JOIN collab_users ou ON ou.id = t.owner_id
-          WHERE t.due_at IS NOT NULL AND t.due_notified_at IS NULL AND t.deleted_at IS NULL AND t.status IN ('open', 'in_progress')
-            AND t.due_at > now() AND t.due_at <= now() + make_interval(hours => $1)
-          ORDER BY t.due_at LIMIT ${BATCH} FOR UPDATE OF t SKIP LOCKED`,
-      );
+      const tasks = await dueTasksAcrossWorkspaces(manager, this.options.withinHours, BATCH);
       for (const row of tasks) {
         await this.notify(
           manager,
@@ -110,19 +83,9 @@ export class DueSoonScanner {
     });
   }
 
-  private async due(manager: EntityManager, table: string, select: string): Promise<DueRow[]> {
-    const rows: DueRow[] = await manager.query(select, [this.options.withinHours]);
-    if (rows.length > 0) {
-      await manager.query(`UPDATE ${table} SET due_notified_at = now() WHERE id = ANY($1::uuid[])`, [
-        rows.map((r) => r.id),
-      ]);
-    }
-    return rows;
-  }
-
   private async notify(
     manager: EntityManager,
-    row: DueRow,
+    row: DueItem,
     type: 'review' | 'task',
     data: Record<string, unknown>,
     mail: { subject: string; text: string },

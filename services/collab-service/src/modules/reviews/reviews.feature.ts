@@ -7,6 +7,7 @@ import { DueSoonScanner } from './due-soon';
 import { CreateReviews1764300000000 } from './migrations/1764300000000-CreateReviews';
 import { DueSoonNotices1764300000100 } from './migrations/1764300000100-DueSoonNotices';
 import { StatsIndexes1764300000200 } from './migrations/1764300000200-StatsIndexes';
+import { reviewEntities } from './review.entity';
 import { ReviewsService } from './reviews.service';
 import {
   addReviewTask,
@@ -40,6 +41,7 @@ export const reviewsFeature = defineFeature<
   { events: EventsModule; 'workspace-access': WorkspaceAccessExports; 'shared-files': SharedFilesExports }
 >({
   name: 'reviews',
+  entities: reviewEntities,
   migrations: [CreateReviews1764300000000, DueSoonNotices1764300000100, StatsIndexes1764300000200],
   build: (
     { dataSource, bus, config, logger },
