@@ -208,8 +208,8 @@ export class BomsService {
    * The latest change that can reach a BOM's tree in its workspace: a validator (id) and its time,
    * read without expanding the tree (an export's ETag and Last-Modified).
    */
-  treeChange(manager: EntityManager, bom: BomEntity): Promise<{ id: number; at: Date | null }> {
-    return this.events.lastChange(manager, bom.workspaceId, TREE_EVENTS);
+  treeChange(manager: EntityManager, workspace: WorkspaceScope): Promise<{ id: number; at: Date | null }> {
+    return this.events.lastChange(manager, workspace.id, TREE_EVENTS);
   }
 
   /** The tree under a BOM (its distinct lines in one query), expanded with quantities, costs and warnings. */

@@ -53,11 +53,11 @@ async function sendExport(
   res: Response,
 ): Promise<void> {
   const manager = boms.bomsIn(workspace).manager;
-  const bom = await boms.bomsIn(workspace).find(bomId);
   // The validators come from the workspace's latest BOM or part change (one indexed read), so an
-  // unchanged export answers 304 without being built.
-  const change = await boms.treeChange(manager, bom);
-  const etag = exportEtag(format, bom.id, change.id);
+  // unchanged export answers 304 without being built or the BOM read again (the role check found it
+  // in this workspace: fromResource).
+  const change = await boms.treeChange(manager, workspace);
+  const etag = exportEtag(format, bomId.toLowerCase(), change.id);
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'private, no-cache');
   if (change.at) res.setHeader('Last-Modified', lastModified(change.at));
@@ -65,6 +65,7 @@ async function sendExport(
     res.status(304).end();
     return;
   }
+  const bom = await boms.bomsIn(workspace).find(bomId);
   const header = await boms.present(manager, workspace, bom);
   const walk = await boms.walk(manager, bom, header.assemblyPartNumber);
   const table = format === 'erp.csv' ? erpRows(walk) : hierarchicalRows(walk);
