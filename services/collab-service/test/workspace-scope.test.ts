@@ -24,8 +24,6 @@ const NOT_SCOPED: Record<string, string> = {
  * where their statements take the workspace from. Each must come from the caller's WorkspaceScope.
  */
 const SQL_SCOPED: Record<string, string> = {
-  model_translations:
-    'translations.service.ts, by the scope’s workspace id; the translation worker and its lease sweep take jobs by id',
   shared_files:
     'shared-files.repository.ts (on access.in(manager)) and file-branches.service.ts, by the scope’s workspace id; ' +
     'users.service.ts adds a user’s folder in the workspace being initialised',
@@ -59,6 +57,7 @@ describe('WorkspaceScope', () => {
         'design_reviews',
         'tasks',
         'review_templates',
+        'model_translations',
       ]),
     );
   });

@@ -1,10 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { RoutingKeys } from '@hwp/contracts';
-import { type BlobStore, type Bus, type JobTimer, type Logger, queryRows, startWorker } from '@hwp/platform';
+import { type BlobStore, type Bus, type JobTimer, type Logger, startWorker } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { TranslateInput, TranslateMessage } from './translate-worker';
-import type { TranslationRow, TranslationsService } from './translations.service';
+import type { TranslationEntity } from './translation.entity';
+import {
+  type ClaimedJob,
+  claimJob,
+  deleteSuperseded,
+  failJob,
+  type JobProgress,
+  recordJob,
+  renewLease,
+  requeueJob,
+  staleJobsForUpdate,
+} from './translations.repository';
+import type { TranslationsService } from './translations.service';
 
 export interface TranslationWorkerOptions {
   /** Jobs this process runs at once (the consumer's prefetch). */
@@ -24,13 +36,6 @@ export interface TranslationWorkerOptions {
 
 /** Runs of one job (a worker that stopped counts) before a stalled job ends failed. */
 const MAX_ATTEMPTS = 2;
-
-/**
- * A running job's claim has lapsed: its lease ran out, or (a row claimed before leases) the time
- * limit and a minute (`$<seconds>`) have passed since the claim.
- */
-const leaseRanOut = (seconds: string) =>
-  `coalesce(t.lease_until, t.claimed_at + make_interval(secs => ${seconds})) < now()`;
 
 type Outcome =
   | Extract<TranslateMessage, { type: 'done' }>
@@ -68,36 +73,23 @@ export class TranslationWorker {
     const staleSeconds = this.staleSeconds();
     const outcome = { requeued: 0, failed: 0 };
     await this.bus.transaction(async (manager) => {
-      const rows: (TranslationRow & { workspace: string })[] = await manager.query(
-        `SELECT t.*, w.name AS workspace FROM model_translations t JOIN workspaces w ON w.id = t.workspace_id
-          WHERE (t.status = 'inprogress' AND ${leaseRanOut('$1')}
-                 OR t.status = 'pending' AND t.updated_at < now() - make_interval(secs => $1))
-            AND ($2::uuid[] IS NULL OR t.id = ANY($2))
-          ORDER BY t.updated_at LIMIT 50
-          FOR UPDATE OF t SKIP LOCKED`,
-        [staleSeconds, ids ?? null],
-      );
-      for (const stale of rows) {
-        const workspace = { id: stale.workspace_id, name: stale.workspace };
+      const rows = await staleJobsForUpdate(manager, staleSeconds, ids ?? null);
+      for (const { translation: stale, workspace: workspaceName } of rows) {
+        const workspace = { id: stale.workspaceId, name: workspaceName };
         if (stale.attempts >= MAX_ATTEMPTS) {
-          const [failed] = await queryRows<TranslationRow>(
+          const failed = await failJob(
             manager,
-            `UPDATE model_translations SET status = 'failed', claimed_by = NULL, lease_until = NULL, finished_at = now(),
-                    updated_at = now(), reason = $2 WHERE id = $1 RETURNING *`,
-            [stale.id, `The translation did not finish in ${stale.attempts} attempts (its worker stopped)`],
+            stale.id,
+            `The translation did not finish in ${stale.attempts} attempts (its worker stopped)`,
           );
           await this.translations.emit(manager, workspace, failed, 'system', 'failed');
           outcome.failed++;
           continue;
         }
-        await manager.query(
-          `UPDATE model_translations SET status = 'pending', progress = 0, claimed_by = NULL, claimed_at = NULL,
-                  lease_until = NULL, updated_at = now() WHERE id = $1`,
-          [stale.id],
-        );
+        await requeueJob(manager, stale.id, true);
         await this.bus.outbox.add(manager, {
           type: RoutingKeys.translationRequested,
-          workspace: stale.workspace,
+          workspace: workspaceName,
           actor: 'system',
           data: { translationId: stale.id },
         });
@@ -135,44 +127,30 @@ export class TranslationWorker {
   /** Claims and runs one job; false when another worker has it or it is finished. */
   async run(id: string): Promise<boolean> {
     const staleSeconds = this.staleSeconds();
-    const [claimed] = await queryRows<
-      TranslationRow & { blob_key: string; source_size: string; workspace: string }
-    >(
-      this.dataSource,
-      `UPDATE model_translations t SET status = 'inprogress', progress = 1, attempts = attempts + 1,
-              claimed_by = $2, claimed_at = now(), updated_at = now(),
-              lease_until = now() + make_interval(secs => $4)
-         FROM shared_file_versions v, workspaces w
-        WHERE t.id = $1 AND v.id = t.version_id AND w.id = t.workspace_id
-          AND (t.status = 'pending' OR t.status = 'inprogress' AND ${leaseRanOut('$3')})
-        RETURNING t.*, v.blob_key, v.size AS source_size, w.name AS workspace`,
-      [id, this.id, staleSeconds, this.options.leaseMs / 1000],
+    const claimed = await claimJob(
+      this.dataSource.manager,
+      id,
+      this.id,
+      staleSeconds,
+      this.options.leaseMs / 1000,
     );
     if (!claimed) {
       this.log.debug({ translationId: id }, 'translation already claimed or finished; skipped');
       return false;
     }
-    const workspace = { id: claimed.workspace_id, name: claimed.workspace };
-    const update = (sql: string, params: unknown[], stage?: string) =>
+    const workspace = { id: claimed.translation.workspaceId, name: claimed.workspace };
+    const update = (change: JobProgress, stage?: string) =>
       this.dataSource.transaction(async (manager) => {
-        const [next] = await queryRows<TranslationRow>(
-          manager,
-          `UPDATE model_translations SET ${sql}, updated_at = now() WHERE id = $1 RETURNING *`,
-          [id, ...params],
-        );
+        const next = await recordJob(manager, id, change);
         await this.translations.emit(manager, workspace, next, 'system', stage);
         return next;
       });
     // The lease is renewed while the job runs here; it lapses only if this process stops.
     const heartbeat = setInterval(
       () => {
-        this.dataSource
-          .query(
-            `UPDATE model_translations SET lease_until = now() + make_interval(secs => $3)
-            WHERE id = $1 AND claimed_by = $2 AND status = 'inprogress'`,
-            [id, this.id, this.options.leaseMs / 1000],
-          )
-          .catch((error: unknown) => this.log.warn({ err: error, translationId: id }, 'lease not renewed'));
+        renewLease(this.dataSource.manager, id, this.id, this.options.leaseMs / 1000).catch(
+          (error: unknown) => this.log.warn({ err: error, translationId: id }, 'lease not renewed'),
+        );
       },
       Math.max(100, Math.floor(this.options.leaseMs / 3)),
     );
@@ -186,52 +164,52 @@ export class TranslationWorker {
 
   private async runClaimed(
     id: string,
-    claimed: TranslationRow & { blob_key: string; source_size: string; workspace: string },
-    update: (sql: string, params: unknown[], stage?: string) => Promise<TranslationRow>,
+    claimed: ClaimedJob,
+    update: (change: JobProgress, stage?: string) => Promise<TranslationEntity>,
   ): Promise<boolean> {
-    await update('progress = progress', [], 'claimed');
+    const job = claimed.translation;
+    await update({ stage: 'claimed' }, 'claimed');
     let source: Uint8Array;
     try {
-      source = await this.read(claimed.blob_key, Number(claimed.source_size));
+      source = await this.read(claimed.blobKey, Number(claimed.sourceSize));
     } catch (error) {
       // The store is unreachable: give the job back and let the bus retry it.
-      await this.dataSource.query(
-        `UPDATE model_translations SET status = 'pending', progress = 0, claimed_by = NULL, claimed_at = NULL,
-                lease_until = NULL WHERE id = $1`,
-        [id],
-      );
+      await requeueJob(this.dataSource.manager, id, false);
       throw error;
     }
     const outcome = await this.translate(
       {
         data: source,
-        format: claimed.format,
+        format: job.format,
         options: {
-          ...(claimed.simplify !== null ? { simplify: claimed.simplify } : {}),
-          compress: claimed.compress,
+          ...(job.simplify !== null ? { simplify: job.simplify } : {}),
+          compress: job.compress,
         },
-        name: claimed.name.slice(claimed.name.indexOf('/') + 1),
+        name: job.name.slice(job.name.indexOf('/') + 1),
       },
       async (stage, progress) => {
-        await update('progress = greatest(progress, $2)', [progress], stage);
+        await update({ progress }, stage);
       },
     );
     if (outcome.type === 'failed') {
-      await update(
-        `status = 'failed', reason = $2, finished_at = now(), lease_until = NULL`,
-        [outcome.reason],
-        'failed',
-      );
+      await update({ failed: outcome.reason }, 'failed');
       this.log.info({ translationId: id, reason: outcome.reason }, 'translation failed');
       return true;
     }
     const glb = Buffer.from(outcome.glb.buffer, outcome.glb.byteOffset, outcome.glb.byteLength);
-    const key = `translations/${claimed.workspace_id}/${id}.glb`;
+    const key = `translations/${job.workspaceId}/${id}.glb`;
     await this.blobs.put(key, glb, { contentType: 'model/gltf-binary' });
     const row = await update(
-      `status = 'success', progress = 100, reason = NULL, glb_key = $2, size = $3,
-       meshes = $4, vertices = $5, triangles = $6, bounds = $7, finished_at = now(), lease_until = NULL`,
-      [key, glb.length, outcome.meshes, outcome.vertices, outcome.triangles, JSON.stringify(outcome.bounds)],
+      {
+        done: {
+          glbKey: key,
+          size: glb.length,
+          meshes: outcome.meshes,
+          vertices: outcome.vertices,
+          triangles: outcome.triangles,
+          bounds: outcome.bounds,
+        },
+      },
       'done',
     );
     await this.dropSuperseded(row);
@@ -309,18 +287,13 @@ export class TranslationWorker {
   }
 
   /** Older versions' translations of the same name, and their GLBs: a new version invalidated them. */
-  private async dropSuperseded(row: TranslationRow): Promise<void> {
-    const gone = await queryRows<{ glb_key: string | null }>(
-      this.dataSource,
-      `DELETE FROM model_translations WHERE workspace_id = $1 AND name = $2 AND version_id <> $3
-         AND status IN ('success', 'failed') RETURNING glb_key`,
-      [row.workspace_id, row.name, row.version_id],
-    );
-    for (const { glb_key } of gone) {
-      if (glb_key) {
+  private async dropSuperseded(row: TranslationEntity): Promise<void> {
+    const gone = await deleteSuperseded(this.dataSource.manager, row);
+    for (const glbKey of gone) {
+      if (glbKey) {
         await this.blobs
-          .delete(glb_key)
-          .catch((error: unknown) => this.log.warn({ err: error, key: glb_key }, 'old GLB not deleted'));
+          .delete(glbKey)
+          .catch((error: unknown) => this.log.warn({ err: error, key: glbKey }, 'old GLB not deleted'));
       }
     }
   }

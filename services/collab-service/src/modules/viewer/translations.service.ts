@@ -7,7 +7,7 @@ import {
   type Translation,
   type TranslationStatusEntry,
 } from '@hwp/contracts';
-import { type ModelFormat, modelFormatOf } from '@hwp/geometry';
+import { modelFormatOf } from '@hwp/geometry';
 import {
   AppError,
   type BlobStore,
@@ -25,31 +25,12 @@ import { branchFilename, type FilePath } from '../shared-files/file-paths';
 import { serveBlob, type UrlSigner } from '../shared-files/file-serving';
 import type { SharedFilesService } from '../shared-files/shared-files.service';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
-
-export interface TranslationRow {
-  id: string;
-  workspace_id: string;
-  file_id: string;
-  version_id: string;
-  branch: string;
-  name: string;
-  format: ModelFormat;
-  simplify: number | null;
-  compress: boolean;
-  status: Translation['status'];
-  progress: number;
-  reason: string | null;
-  attempts: number;
-  glb_key: string | null;
-  size: string | null;
-  meshes: number | null;
-  vertices: string | null;
-  triangles: string | null;
-  bounds: { min: number[]; max: number[] } | null;
-  created_at: Date;
-  updated_at: Date;
-  finished_at: Date | null;
-}
+import type { TranslationEntity } from './translation.entity';
+import {
+  finishedTranslationById,
+  openJobsOfUserAcrossWorkspaces,
+  TranslationsRepository,
+} from './translations.repository';
 
 export interface TranslationsOptions {
   /** Largest source file translated (bytes); bigger ones answer 413. */
@@ -64,10 +45,6 @@ export interface TranslationsOptions {
 
 /** The path of a model's GLB that its signed URL covers. */
 export const glbPath = (id: string) => `/api/viewer/models/${id}/glb`;
-
-/** Versions that are a file's current one: main's, or the newest of the translation's branch. */
-const IS_CURRENT = `(t.branch = 'main' AND f.current_version_id = t.version_id OR t.branch <> 'main' AND t.version_id = (
-    SELECT v.id FROM shared_file_versions v WHERE v.file_id = t.file_id AND v.branch = t.branch ORDER BY v.number DESC LIMIT 1))`;
 
 /** Option sets (simplify, compress) one file version may be translated with. */
 export const MAX_VARIANTS_PER_VERSION = 8;
@@ -134,41 +111,28 @@ export class TranslationsService {
     const compress = request.compress ?? false;
     const optionsKey = `${simplify ?? '-'}|${compress ? 'c' : '-'}`;
     return this.dataSource.transaction(async (manager) => {
+      const repo = new TranslationsRepository(access.in(manager));
       // Serialises one user's requests, so the caps below count what is really there.
-      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`translations:${actor.id}`]);
-      const [existingRow]: TranslationRow[] = await manager.query(
-        'SELECT * FROM model_translations WHERE version_id = $1 AND options_key = $2',
-        [version.id, optionsKey],
-      );
-      if (!existingRow) await this.checkCaps(manager, actor, version.id);
-      const inserted: TranslationRow[] = await manager.query(
-        `INSERT INTO model_translations (id, workspace_id, file_id, version_id, branch, name, format, simplify, compress, options_key, requested_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-         ON CONFLICT (version_id, options_key) DO NOTHING RETURNING *`,
-        [
-          newId(),
-          access.id,
-          file.id,
-          version.id,
-          target.branch,
-          name,
-          format,
-          simplify,
-          compress,
-          optionsKey,
-          actor.id,
-        ],
-      );
-      if (inserted.length === 0) {
-        const [existing]: TranslationRow[] = await manager.query(
-          'SELECT * FROM model_translations WHERE version_id = $1 AND options_key = $2',
-          [version.id, optionsKey],
-        );
+      await repo.serialiseRequestsOf(actor.id);
+      if (!(await repo.variant(version.id, optionsKey))) await this.checkCaps(repo, actor, version.id);
+      const row = await repo.insertIfNew({
+        id: newId(),
+        fileId: file.id,
+        versionId: version.id,
+        branch: target.branch,
+        name,
+        format,
+        simplify,
+        compress,
+        optionsKey,
+        requestedBy: actor.id,
+      });
+      if (!row) {
+        const existing = (await repo.variant(version.id, optionsKey)) as TranslationEntity;
         // Asking again for a job whose worker stopped takes it over now (the sweep would, later).
         if (existing.status === 'inprogress' || existing.status === 'pending') this.stalled(existing.id);
         return { translation: present(access, existing), queued: false };
       }
-      const [row] = inserted;
       await this.bus.outbox.add(manager, {
         type: RoutingKeys.translationRequested,
         workspace: access.name,
@@ -194,20 +158,20 @@ export class TranslationsService {
    * MAX_VARIANTS_PER_VERSION option sets of one file version (409), and at most
    * TRANSLATION_QUEUE_PER_USER of the user's jobs pending or running (429 with Retry-After).
    */
-  private async checkCaps(manager: EntityManager, actor: CollabUserEntity, versionId: string): Promise<void> {
-    const [{ variants, queued }]: { variants: string; queued: string }[] = await manager.query(
-      `SELECT (SELECT count(*) FROM model_translations WHERE version_id = $1) AS variants,
-              (SELECT count(*) FROM model_translations
-                WHERE requested_by = $2 AND status IN ('pending', 'inprogress')) AS queued`,
-      [versionId, actor.id],
-    );
-    if (Number(variants) >= MAX_VARIANTS_PER_VERSION) {
+  private async checkCaps(
+    repo: TranslationsRepository,
+    actor: CollabUserEntity,
+    versionId: string,
+  ): Promise<void> {
+    const variants = await repo.variantsOf(versionId);
+    const queued = await openJobsOfUserAcrossWorkspaces(repo.scope.manager, actor.id);
+    if (variants >= MAX_VARIANTS_PER_VERSION) {
       throw new ConflictError(
         `This version has ${MAX_VARIANTS_PER_VERSION} translations with other options already; ask for one of those`,
         { field: 'simplify' },
       );
     }
-    if (Number(queued) >= this.options.queuePerUser) {
+    if (queued >= this.options.queuePerUser) {
       throw new AppError(
         'rate_limited',
         `At most ${this.options.queuePerUser} of your translations wait or run at once; retry when one has finished`,
@@ -220,7 +184,7 @@ export class TranslationsService {
   async emit(
     manager: EntityManager,
     workspace: { id: string; name: string },
-    row: TranslationRow,
+    row: TranslationEntity,
     actor: CollabUserEntity | 'system' = 'system',
     stage?: string,
   ): Promise<void> {
@@ -232,7 +196,7 @@ export class TranslationsService {
       {
         modelId: row.id,
         name: row.name,
-        versionId: row.version_id,
+        versionId: row.versionId,
         status: row.status,
         progress: row.progress,
         ...(stage ? { stage } : {}),
@@ -244,20 +208,14 @@ export class TranslationsService {
 
   /** Every file's newest translation of its current version. */
   async statusMap(access: WorkspaceScope): Promise<TranslationStatusEntry[]> {
-    const rows: TranslationRow[] = await this.dataSource.query(
-      `SELECT DISTINCT ON (t.name) t.* FROM model_translations t
-         JOIN shared_files f ON f.id = t.file_id AND f.deleted_at IS NULL
-        WHERE t.workspace_id = $1 AND ${IS_CURRENT}
-        ORDER BY t.name, t.created_at DESC`,
-      [access.id],
-    );
+    const rows = await new TranslationsRepository(access).newestOfCurrentVersions();
     return rows.map((r) => ({
       name: r.name,
       status: r.status,
       progress: r.progress,
       ...(r.reason ? { reason: r.reason } : {}),
       modelId: r.id,
-      versionId: r.version_id,
+      versionId: r.versionId,
     }));
   }
 
@@ -269,11 +227,7 @@ export class TranslationsService {
   ): Promise<ModelLookup> {
     const target = this.target(access, query.filename, query.branch, caller.username);
     const { version } = await this.files.headOf(access, target.path, target.branch);
-    const [row]: TranslationRow[] = await this.dataSource.query(
-      `SELECT * FROM model_translations WHERE workspace_id = $1 AND version_id = $2
-        ORDER BY (status = 'success') DESC, created_at DESC LIMIT 1`,
-      [access.id, version.id],
-    );
+    const row = await new TranslationsRepository(access).bestOfVersion(version.id);
     if (!row) {
       throw new NotFoundError(
         `${this.nameOf(target)} has no translation of its current version; POST /api/viewer/translate-file`,
@@ -287,20 +241,17 @@ export class TranslationsService {
   /** The GLB of a finished translation, through its signed URL (the signature first: 403, expiry 410). */
   async serveGlb(id: string, query: SignedServeQuery, req: Request, res: Response): Promise<void> {
     this.signer.verifyPath(glbPath(id), query.expires, query.sig, query.kid);
-    const [row]: TranslationRow[] = await this.dataSource.query(
-      `SELECT * FROM model_translations WHERE id = $1 AND status = 'success'`,
-      [id],
-    );
-    if (!row?.glb_key) throw new NotFoundError('No such model');
+    const row = await finishedTranslationById(this.dataSource.manager, id);
+    if (!row?.glbKey) throw new NotFoundError('No such model');
     const stem = row.name.slice(row.name.indexOf('/') + 1).replace(/\.[^.]*$/, '');
     await serveBlob(
       this.blobs,
       {
-        key: row.glb_key,
+        key: row.glbKey,
         size: Number(row.size),
         // A model's GLB never changes: its id is a strong validator.
         sha256: row.id,
-        modified: row.finished_at ?? row.updated_at,
+        modified: row.finishedAt ?? row.updatedAt,
         contentType: 'model/gltf-binary',
         filename: `${stem}.glb`,
       },
@@ -310,12 +261,12 @@ export class TranslationsService {
   }
 }
 
-export function present(access: { name: string }, r: TranslationRow): Translation {
+export function present(access: { name: string }, r: TranslationEntity): Translation {
   return {
     modelId: r.id,
     workspace: access.name,
     name: r.name,
-    versionId: r.version_id,
+    versionId: r.versionId,
     status: r.status,
     progress: r.progress,
     reason: r.reason,
@@ -327,7 +278,7 @@ export function present(access: { name: string }, r: TranslationRow): Translatio
     triangles: r.triangles === null ? null : Number(r.triangles),
     bounds: r.bounds,
     size: r.size === null ? null : Number(r.size),
-    createdAt: r.created_at.toISOString(),
-    finishedAt: r.finished_at ? r.finished_at.toISOString() : null,
+    createdAt: r.createdAt.toISOString(),
+    finishedAt: r.finishedAt ? r.finishedAt.toISOString() : null,
   };
 }

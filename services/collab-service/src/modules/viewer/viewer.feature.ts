@@ -7,6 +7,7 @@ import type { WorkspaceAccessExports } from '../workspace-access/workspace-acces
 import { CreateModelTranslations1764400000000 } from './migrations/1764400000000-CreateModelTranslations';
 import { TranslationLease1764800000000 } from './migrations/1764800000000-TranslationLease';
 import { lookupModel, serveModel, statusMap, translateFile } from './routes/viewer.routes';
+import { viewerEntities } from './translation.entity';
 import { TranslationWorker } from './translation-worker';
 import { TranslationsService } from './translations.service';
 
@@ -22,6 +23,7 @@ export const viewerFeature = defineFeature<
   { events: EventsModule; 'workspace-access': WorkspaceAccessExports; 'shared-files': SharedFilesExports }
 >({
   name: 'viewer',
+  entities: viewerEntities,
   migrations: [CreateModelTranslations1764400000000, TranslationLease1764800000000],
   build: (deps, { events, 'workspace-access': access, 'shared-files': shared }) => {
     const { config, dataSource, bus, blobs, logger } = deps;
