@@ -9,11 +9,8 @@ import {
   TraceFlags,
   trace,
 } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { TraceState } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import type { TracerProvider } from '@opentelemetry/sdk-trace';
 
 /**
  * Distributed tracing (W3C Trace Context). The `traceparent` of the current position travels with the
@@ -63,6 +60,16 @@ function parseHeaders(text: string | undefined): Record<string, string> {
 export function startTracing(options: TracingOptions): Tracing {
   if (!options.endpoint) return { enabled: false, shutdown: async () => undefined };
   if (!provider) {
+    // Loaded only when spans are exported: the SDK and the OTLP exporter are a sixth of a service's
+    // start-up modules, which every process (and every test file) would load for nothing.
+    const { AsyncLocalStorageContextManager } =
+      require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks');
+    const { OTLPTraceExporter } =
+      require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+    const { resourceFromAttributes } =
+      require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+    const { BatchSpanProcessor, TracerProvider } =
+      require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
     const exporter = new OTLPTraceExporter({
       url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces`,
       headers: parseHeaders(options.headers),
