@@ -260,11 +260,7 @@ function partsCycle(lines: LineRow[], root: TreeRoot): boolean {
 export type LineNodeFields = Omit<BomNode, 'nodeId' | 'parentNodeId' | 'level' | 'extendedQty'>;
 
 export function lineNodeFields(facts: LineFacts): LineNodeFields {
-  return {
-    ...rowNodeFields(facts.row, facts.refdes, facts.cycle),
-    extendedCost: facts.extendedCost,
-    warnings: facts.warnings,
-  };
+  return rowNodeFields(facts.row, facts.refdes, facts.cycle, facts.extendedCost, facts.warnings);
 }
 
 /** The node of the tree read for one occurrence. */
