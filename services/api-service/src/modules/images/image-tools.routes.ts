@@ -16,6 +16,8 @@ import { type ApiRouter, ValidationError } from '@hwp/platform';
 import type { RequestHandler } from 'express';
 import sharp from 'sharp';
 import { type TenantRouteSpec, tenantRoute } from '../tenancy/tenant-route';
+import type { CustomStylesService } from './custom-styles.service';
+import type { ImageSources } from './image-sources';
 import type { ImageToolsService, ProviderJob } from './image-tools.service';
 import {
   analyzeImage,
@@ -45,6 +47,8 @@ const result = {
 
 export interface ImageRouteDeps {
   tools: ImageToolsService;
+  sources: ImageSources;
+  styles: CustomStylesService;
   providers: ImageProviders;
   /** authenticate, the AI rate limit (10 a minute per user), tenant resolution. */
   aiRoute: RequestHandler[];
@@ -88,7 +92,7 @@ export function upscaleJob(predictions: Predictions, image: Buffer | undefined, 
 
 export function mountImageRoutes(
   api: ApiRouter,
-  { tools, providers, aiRoute, signedIn }: ImageRouteDeps,
+  { tools, sources, styles, providers, aiRoute, signedIn }: ImageRouteDeps,
 ): void {
   const route = <Body>(spec: Omit<TenantRouteSpec<Body>, 'tags'>, before = aiRoute) =>
     tenantRoute<Body>(api, before, { ...spec, tags: TAGS });
@@ -113,10 +117,10 @@ export function mountImageRoutes(
         const userId = user.id;
         let prompt = body.prompt;
         let reference = body.reference_image
-          ? await tools.source(tenant, userId, body.reference_image, 'reference_image')
+          ? await sources.source(tenant, userId, body.reference_image, 'reference_image')
           : undefined;
         if (body.style_id) {
-          const style = await tools.style(tenant, userId, body.style_id);
+          const style = await styles.style(tenant, userId, body.style_id);
           prompt = `${prompt}, ${style.suffix}`;
           if (tool === 'product-photo' || tool === 'product-mockups') reference ??= style.reference;
         }
@@ -204,7 +208,7 @@ export function mountImageRoutes(
     responses: { 200: result, 400: badSource },
     handler: async ({ body, user, tenant }) => {
       const userId = user.id;
-      const bytes = await tools.source(tenant, userId, body.reference_image, 'reference_image');
+      const bytes = await sources.source(tenant, userId, body.reference_image, 'reference_image');
       const vision = providers.vision;
       return tools.run(tenant, userId, 'analysis', { ...body }, undefined, async () => ({
         analysis: vision ? await vision.analyze(body.prompt, bytes) : await analyzeImage(bytes, body.prompt),
@@ -224,7 +228,7 @@ export function mountImageRoutes(
     responses: { 200: result, 400: badSource },
     handler: async ({ body, user, tenant }) => {
       const userId = user.id;
-      const bytes = await tools.source(tenant, userId, body.reference_image, 'reference_image');
+      const bytes = await sources.source(tenant, userId, body.reference_image, 'reference_image');
       return tools.run(tenant, userId, 'vectorize', { ...body }, body.folder_path, async () => ({
         images: [{ bytes: await vectorizeImage(bytes, body.prompt), extension: 'svg' }],
       }));
@@ -243,7 +247,7 @@ export function mountImageRoutes(
     responses: { 200: result, 400: badSource },
     handler: async ({ body, user, tenant }) => {
       const userId = user.id;
-      const bytes = await tools.source(tenant, userId, body.reference_image, 'reference_image');
+      const bytes = await sources.source(tenant, userId, body.reference_image, 'reference_image');
       return tools.run(tenant, userId, 'remove-background', { ...body }, body.folder_path, async () => ({
         images: [{ bytes: await removeBackground(bytes), extension: 'png' }],
       }));
@@ -266,7 +270,7 @@ export function mountImageRoutes(
       const userId = user.id;
       const factor = body.scale_factor ?? 2;
       if (body.mode === 'generative') {
-        const source = await tools.source(tenant, userId, body.image_path, 'image_path', false);
+        const source = await sources.source(tenant, userId, body.image_path, 'image_path', false);
         const input = { ...body, scale_factor: factor };
         const predictions = providers.predictions;
         if (predictions) {
@@ -290,7 +294,7 @@ export function mountImageRoutes(
           images: [{ bytes: await upscaleGenerative(source, factor), extension: 'png' }],
         }));
       }
-      const bytes = await tools.source(tenant, userId, body.image_path, 'image_path', false);
+      const bytes = await sources.source(tenant, userId, body.image_path, 'image_path', false);
       const meta = await sharp(bytes).metadata();
       if ((meta.width ?? 0) * (meta.height ?? 0) * factor * factor > MAX_UPSCALED_PIXELS) {
         throw new ValidationError(`The upscaled image would exceed ${MAX_UPSCALED_PIXELS} pixels`, [
@@ -322,7 +326,7 @@ export function mountImageRoutes(
     responses: { 201: { description: 'The style', schema: CustomStyle }, 400: badSource },
     handler: ({ body, user, tenant }) => {
       const userId = user.id;
-      return tools.createStyle(tenant, userId, body);
+      return styles.createStyle(tenant, userId, body);
     },
   });
 
@@ -333,7 +337,7 @@ export function mountImageRoutes(
       path: '/imgtool-list-styles',
       summary: 'The custom styles of the tenant, newest first',
       responses: { 200: { description: 'The styles', schema: CustomStyleList } },
-      handler: ({ tenant }) => tools.listStyles(tenant),
+      handler: ({ tenant }) => styles.listStyles(tenant),
     },
     aiRoute,
   );
@@ -344,7 +348,7 @@ export function mountImageRoutes(
       path: '/imgtool-get-style/:style_id',
       summary: 'One custom style of the tenant',
       responses: { 200: { description: 'The style', schema: CustomStyle } },
-      handler: ({ params, tenant }) => tools.getStyle(tenant, params.style_id),
+      handler: ({ params, tenant }) => styles.getStyle(tenant, params.style_id),
     },
     aiRoute,
   );

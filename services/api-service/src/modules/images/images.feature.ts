@@ -5,7 +5,10 @@ import type { FilesExports } from '../files/files.feature';
 import type { TenancyExports } from '../tenancy/tenancy.feature';
 import { createTenantResolver } from '../tenancy/tenant-context';
 import { TenantScope } from '../tenancy/tenant-scope';
+import { CustomStylesService } from './custom-styles.service';
 import { imageEntities } from './image.entities';
+import { ImageOperationStore } from './image-operations';
+import { ImageSources } from './image-sources';
 import { mountImageRoutes, upscaleJob } from './image-tools.routes';
 import { ImageToolsService } from './image-tools.service';
 import { CreateImageTools1764600000100 } from './migrations/1764600000100-CreateImageTools';
@@ -23,12 +26,17 @@ export const imagesFeature = defineFeature<
   migrations: [CreateImageTools1764600000100, AddProviderJobs1764600000200],
   build: (deps, { tenancy, auth, files }) => {
     const { dataSource, bus, blobs, logger, config } = deps;
-    const tools = new ImageToolsService(bus, blobs, files.files, logger, {
+    const publicBase = config.PUBLIC_API_URL;
+    const sources = new ImageSources(blobs, files.files, {
       fetchTimeoutMs: config.IMAGE_FETCH_TIMEOUT_MS,
       allowedCidrs: config.IMAGE_FETCH_ALLOWED_CIDRS,
+      publicBase,
+    });
+    const styles = new CustomStylesService(sources);
+    const operations = new ImageOperationStore(bus, blobs, files.files, publicBase);
+    const tools = new ImageToolsService(bus, operations, logger, {
       pollMs: config.IMAGE_PREDICTION_POLL_MS,
       maxJobMs: 30 * 60_000,
-      publicBase: config.PUBLIC_API_URL,
       tenantOf: async (tenantId, userId) => {
         const role = await tenancy.tenants.roleOf(dataSource.manager, userId, tenantId);
         return role ? { id: tenantId, role, scope: new TenantScope(dataSource.manager, tenantId) } : null;
@@ -39,7 +47,7 @@ export const imagesFeature = defineFeature<
     const aiRoute = [auth.authenticate, auth.aiLimit, tenant];
     const signedIn = [auth.authenticate, auth.standardLimit, tenant];
     return {
-      routes: [(api) => mountImageRoutes(api, { tools, providers, aiRoute, signedIn })],
+      routes: [(api) => mountImageRoutes(api, { tools, sources, styles, providers, aiRoute, signedIn })],
       // Jobs a provider was running when the process stopped are polled again (the source image
       // went to the provider already; only polling remains).
       consumers: async () => {
