@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { type FileRecord, type FileUploadedData, RoutingKeys } from '@hwp/contracts';
+import { type FileRecord, RoutingKeys } from '@hwp/contracts';
+import { checkedEvent } from '@hwp/platform';
 import { expectEventually } from '@hwp/platform/test-kit';
 import sharp from 'sharp';
 import { as, signUp, type TestUser } from '../../../test/support/api-test-kit';
@@ -252,7 +253,7 @@ describe('idempotence', () => {
       "SELECT envelope FROM outbox WHERE envelope->>'type' = $1 AND envelope->'data'->>'revisionId' = $2",
       [RoutingKeys.fileUploaded, file.current_revision_id],
     );
-    const data = uploaded.envelope.data as FileUploadedData;
+    const { data } = checkedEvent(uploaded.envelope, [RoutingKeys.fileUploaded]);
     // The same envelope again (the inbox drops it) and a new envelope for the same revision (the pipeline skips it).
     await stack.api.deps.bus.transaction((manager) =>
       stack.api.deps.bus.outbox.add(manager, {
