@@ -15,10 +15,7 @@ import {
   type SpreadsheetStream,
 } from '../../spreadsheets';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import { checkMove } from '../parts/approval-flow';
-import { NEW_PART } from '../parts/import/part-import-plan';
-import type { PartEntity } from '../parts/part.entity';
-import { PartsRepository } from '../parts/parts.repository';
+import { checkMove, type PartEntity, type PartsService } from '../parts';
 import { atLeast } from '../workspace-access/workspace-access';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { BomAlternateEntity, type BomEntity, BomItemEntity } from './bom.entity';
@@ -107,6 +104,8 @@ export class BomImportService {
     private readonly dataSource: DataSource,
     private readonly boms: BomsService,
     private readonly lines: BomLinesService,
+    /** The parts catalog (the parts feature's exports): missing child parts are created there. */
+    private readonly catalog: PartsService,
     private readonly limits: {
       maxBytes: number;
       maxRows: number;
@@ -406,29 +405,17 @@ export class BomImportService {
     parts: Map<string, PartEntity>,
     missing: string[],
   ): Promise<void> {
-    const catalog = new PartsRepository(repo.scope);
+    const created = await this.catalog.createFor(
+      repo.scope,
+      actor,
+      missing.map((partNumber) => {
+        const line = planned.find((l) => l.partNumber.toLowerCase() === partNumber.toLowerCase());
+        return { partNumber, name: (line?.name ?? partNumber).slice(0, 200), uom: line?.uom ?? 'each' };
+      }),
+      { source: 'bom-import', bomId: bom.id },
+    );
+    for (const part of created) parts.set(part.partNumber.toLowerCase(), part);
     const now = new Date();
-    for (const partNumber of missing) {
-      const line = planned.find((l) => l.partNumber.toLowerCase() === partNumber.toLowerCase());
-      const part = await catalog.insert({
-        id: newId(),
-        partNumber,
-        ...NEW_PART,
-        name: (line?.name ?? partNumber).slice(0, 200),
-        uom: line?.uom ?? 'each',
-        tags: [],
-        attributes: {},
-        createdBy: actor.id,
-        createdAt: now,
-        updatedAt: now,
-      });
-      await catalog.appendHistory(part, actor.id, 'created', {
-        partNumber,
-        source: 'bom-import',
-        bomId: bom.id,
-      });
-      parts.set(partNumber.toLowerCase(), part);
-    }
     await manager.delete(BomItemEntity, { bomId: bom.id });
     // The lines go in with one COPY (a 100,000-line file is one statement's worth of bytes, not 200
     // INSERTs of 500 rows with 19 parameters each); parents come before the lines nested under them,

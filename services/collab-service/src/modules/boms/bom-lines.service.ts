@@ -9,8 +9,7 @@ import {
 import { ConflictError, ForbiddenError, NotFoundError, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import type { PartEntity } from '../parts/part.entity';
-import { PartVersionEntity } from '../parts/part.entity';
+import { type PartEntity, PartVersionEntity } from '../parts';
 import { atLeast } from '../workspace-access/workspace-access';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { BomAlternateEntity, type BomEntity, BomItemEntity } from './bom.entity';

@@ -13,8 +13,7 @@ import { ConflictError, NotFoundError, newId, ValidationError } from '@hwp/platf
 import type { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
-import { notSubmitted } from '../parts/approval-columns';
-import { PartsRepository } from '../parts/parts.repository';
+import { notSubmitted } from '../parts';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { BomAlternateEntity, type BomEntity, BomItemEntity } from './bom.entity';
 import type { ExpandedNode } from './bom-tree';
@@ -55,7 +54,7 @@ export class BomStructureService {
       if (source.type !== 'engineering')
         throw new ConflictError('A manufacturing BOM is derived from an engineering BOM', { field: 'type' });
       const revision = request.revision.trim();
-      await manager.query('SELECT 1 FROM parts WHERE id = $1 FOR UPDATE', [source.assemblyPartId]);
+      await repo.lockAssembly(source.assemblyPartId);
       if (await repo.findRevision(source.assemblyPartId, 'manufacturing', revision)) {
         throw new ConflictError(`A manufacturing BOM revision ${revision} of this assembly exists`, {
           field: 'revision',
@@ -268,7 +267,7 @@ export class BomStructureService {
    */
   async whereUsed(access: WorkspaceScope, partId: string, levels: '1' | 'all'): Promise<WhereUsedList> {
     const manager = this.dataSource.manager;
-    const part = await new PartsRepository(access).findInWorkspace(partId);
+    const part = await this.boms.bomsIn(access, manager).part(partId);
     const rows: {
       bom_id: string;
       assembly_part_id: string;

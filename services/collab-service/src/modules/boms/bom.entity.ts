@@ -1,6 +1,6 @@
 import type { AlternateApproval, BomStatus, BomType } from '@hwp/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { ApprovalColumns } from '../parts/approval-columns';
+import { ApprovalColumns } from '../parts';
 import { registerWorkspaceOwned } from '../workspace-access/workspace-scope';
 
 /** numeric and bigint come back from pg as strings; the service keeps them numbers. */

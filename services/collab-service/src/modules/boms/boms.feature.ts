@@ -1,7 +1,7 @@
 import { defineFeature } from '@hwp/platform';
 import type { CollabConfig } from '../../config';
 import type { EventsModule } from '../events/events.module';
-import type { PartsExports } from '../parts/parts.feature';
+import type { PartsExports } from '../parts';
 import type { WorkspaceAccessExports } from '../workspace-access/workspace-access.feature';
 import { bomEntities } from './bom.entity';
 import { BomImportService } from './bom-import.service';
@@ -47,7 +47,7 @@ export const bomsFeature = defineFeature<
     const lines = new BomLinesService(dataSource, boms, config.BOM_MAX_REFDES);
     const structure = new BomStructureService(dataSource, boms);
     const maxBytes = config.IMPORT_MAX_MB * 1024 * 1024;
-    const imports = new BomImportService(dataSource, boms, lines, {
+    const imports = new BomImportService(dataSource, boms, lines, parts.parts, {
       maxBytes,
       maxRows: config.IMPORT_MAX_ROWS,
       timeoutMs: config.IMPORT_TIMEOUT_MS,

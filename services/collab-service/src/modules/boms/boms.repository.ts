@@ -1,7 +1,7 @@
 import { type BomType, DEFAULT_PAGE_SIZE, type ListBomsQuery } from '@hwp/contracts';
 import { NotFoundError } from '@hwp/platform';
 import { In } from 'typeorm';
-import { PartEntity } from '../parts/part.entity';
+import { PartEntity } from '../parts';
 import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspace-access/workspace-scope';
 import { BomAlternateEntity, BomEntity, BomItemEntity } from './bom.entity';
 
@@ -104,6 +104,18 @@ export class BomsRepository {
       where: { itemId: In(itemIds) },
       order: { itemId: 'ASC', position: 'ASC' },
     });
+  }
+
+  /** The part, in this workspace only (another workspace's part is 404). */
+  async part(partId: string): Promise<PartEntity> {
+    const part = await this.scope.repo(PartEntity).findOne({ id: partId });
+    if (!part) throw new NotFoundError('Part not found');
+    return part;
+  }
+
+  /** The assembly part, locked until commit: creates of one assembly's BOMs queue on it. */
+  async lockAssembly(partId: string): Promise<void> {
+    await this.manager.query('SELECT 1 FROM parts WHERE id = $1 FOR UPDATE', [partId]);
   }
 
   /** Parts of this workspace by id (missing ones are absent from the map). */

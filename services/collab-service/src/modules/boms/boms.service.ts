@@ -20,10 +20,17 @@ import {
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
-import { approvalActors, notSubmitted, presentApproval } from '../parts/approval-columns';
-import { checkMove, MOVES, type Move, PAST } from '../parts/approval-flow';
-import type { BomSettingsService } from '../parts/bom-settings.service';
-import { PartVersionEntity } from '../parts/part.entity';
+import {
+  approvalActors,
+  type BomSettingsService,
+  checkMove,
+  MOVES,
+  type Move,
+  notSubmitted,
+  PAST,
+  PartVersionEntity,
+  presentApproval,
+} from '../parts';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { BomEntity } from './bom.entity';
 import { assembleTree, type ExpandedTree, loadTreeLines, presentNode, type TreeRoot } from './bom-tree';

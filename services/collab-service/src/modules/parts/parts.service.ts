@@ -16,6 +16,8 @@ import { usernames } from '../identity/usernames';
 import { atLeast } from '../workspace-access/workspace-access';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { BomSettingsService, PartRules } from './bom-settings.service';
+import { NEW_PART } from './import/part-import-plan';
+import type { PartEntity } from './part.entity';
 import { partNumberFor } from './part-numbering';
 import { checkAttributes, isCurrencyCode, PART_EDITABLE_FIELDS } from './part-rules';
 import { presentHistory, presentPart, presentVersion, versionActors } from './parts.presenter';
@@ -33,6 +35,13 @@ export interface PartEvents {
     data: object,
     meta: { actor: { id: string; username: string }; to?: { id: string; username: string } },
   ): Promise<unknown>;
+}
+
+/** A part another feature creates (a BOM import's missing child): its number, name and unit. */
+export interface CatalogPart {
+  partNumber: string;
+  name: string;
+  uom: string;
 }
 
 const EDITABLE = PART_EDITABLE_FIELDS;
@@ -105,6 +114,40 @@ export class PartsService {
       );
       return presentPart(row, workspace.name, new Map([[actor.id, actor.username]]));
     });
+  }
+
+  /**
+   * Parts another feature's change creates in its own transaction (`workspace` on that transaction's
+   * manager): the fields a blank import row gives (domain `other`, prototype), the name and unit
+   * given, and each a `created` history entry with `origin`. No `part` event: the caller's own event
+   * reports them.
+   */
+  async createFor(
+    workspace: WorkspaceScope,
+    actor: CollabUserEntity,
+    wanted: CatalogPart[],
+    origin: Record<string, unknown>,
+  ): Promise<PartEntity[]> {
+    const parts = new PartsRepository(workspace);
+    const now = new Date();
+    const created: PartEntity[] = [];
+    for (const { partNumber, name, uom } of wanted) {
+      const part = await parts.insert({
+        id: newId(),
+        partNumber,
+        ...NEW_PART,
+        name,
+        uom,
+        tags: [],
+        attributes: {},
+        createdBy: actor.id,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await parts.appendHistory(part, actor.id, 'created', { partNumber, ...origin });
+      created.push(part);
+    }
+    return created;
   }
 
   async list(workspace: WorkspaceScope, query: ListPartsQuery): Promise<PartList> {
