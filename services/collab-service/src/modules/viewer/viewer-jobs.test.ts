@@ -3,9 +3,9 @@ import { RoutingKeys } from '@hwp/contracts';
 import { binaryStl, boxTriangles } from '../../../../api-service/test/support/cad-fixtures';
 import type { Stack, Team } from '../../../test/support/collab-test-kit';
 import type { filesKit } from '../../../test/support/shared-files-kit';
+import { viewerTestKit } from '../../../test/support/viewer-kit';
 import { collabService } from '../../service';
 import type { ViewerExports } from './viewer.feature';
-import { viewerTestKit } from './viewer-test-kit';
 
 /** Translation jobs: one run per claim across workers, stalled and lapsed claims, the caps. */
 let stack: Stack;

@@ -5,7 +5,7 @@ import { binaryStl, boxTriangles } from '../../../../api-service/test/support/ca
 import { type Stack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
 import type { filesKit } from '../../../test/support/shared-files-kit';
 import { SseClient } from '../../../test/support/sse-client';
-import { viewerTestKit } from './viewer-test-kit';
+import { viewerTestKit } from '../../../test/support/viewer-kit';
 
 /** Translating models, looking them up and serving their GLBs (the jobs' claims and leases: viewer-jobs.test.ts). */
 let stack: Stack;

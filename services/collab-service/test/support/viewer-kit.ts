@@ -1,12 +1,13 @@
 import type { TranslationStatusEntry } from '@hwp/contracts';
 import { expectEventually, listen } from '@hwp/platform/test-kit';
-import { type Stack, startStack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
-import { filesKit } from '../../../test/support/shared-files-kit';
+import { type Stack, startStack, type Team, teamWorkspace } from './collab-test-kit';
+import { filesKit } from './shared-files-kit';
 
 /**
- * The setup the viewer test files share: a stack with a short translation lease, a team workspace and
- * the engineer's folder, and requests for a translation, its settled state and the lookup. The fields
- * are set by the `beforeAll` it registers (call it at the top of a test file, before any other hook).
+ * The setup the viewer test files (src/modules/viewer) share: a stack with a short translation
+ * lease, a team workspace and the engineer's folder, and requests for a translation, its settled
+ * state and the lookup. The fields are set by the `beforeAll` it registers (call it at the top of a
+ * test file, before any other hook). Here, not next to them: src is built, and this is test code.
  */
 export function viewerTestKit(prefix: string) {
   const viewer = {
