@@ -118,6 +118,24 @@ export class BomsRepository {
     await this.manager.query('SELECT 1 FROM parts WHERE id = $1 FOR UPDATE', [partId]);
   }
 
+  /** Who hears of a submitted BOM: the workspace's managers and owners with an email, but `actorId`. */
+  approverEmails(actorId: string): Promise<{ email: string }[]> {
+    return this.manager.query(
+      `SELECT u.email FROM workspace_members m JOIN collab_users u ON u.id = m.user_id
+        WHERE m.workspace_id = $1 AND m.role IN ('manager', 'owner') AND u.email <> '' AND u.id <> $2`,
+      [this.scope.id, actorId],
+    );
+  }
+
+  /** Who hears of an approved or rejected BOM: whoever submitted it, with an email, unless `actorId`. */
+  submitterEmails(bomId: string, actorId: string): Promise<{ email: string }[]> {
+    return this.manager.query(
+      `SELECT u.email FROM boms b JOIN collab_users u ON u.id = b.submitted_by
+        WHERE b.id = $1 AND u.email <> '' AND u.id <> $2`,
+      [bomId, actorId],
+    );
+  }
+
   /** Parts of this workspace by id (missing ones are absent from the map). */
   async partsById(ids: string[]): Promise<Map<string, PartEntity>> {
     const wanted = [...new Set(ids)];

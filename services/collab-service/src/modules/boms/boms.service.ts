@@ -6,17 +6,9 @@ import type {
   CostRollup,
   CreateBomRequest,
   ListBomsQuery,
-  NotificationRequestedData,
 } from '@hwp/contracts';
-import { DEFAULT_PAGE_SIZE, RoutingKeys } from '@hwp/contracts';
-import {
-  type Bus,
-  ConflictError,
-  currentContext,
-  NotFoundError,
-  newId,
-  ValidationError,
-} from '@hwp/platform';
+import { DEFAULT_PAGE_SIZE } from '@hwp/contracts';
+import { type Bus, ConflictError, NotFoundError, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
@@ -29,37 +21,16 @@ import {
   notSubmitted,
   PAST,
   PartVersionEntity,
-  presentApproval,
 } from '../parts';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { BomEntity } from './bom.entity';
-import { assembleTree, type ExpandedTree, loadTreeLines, presentNode, type TreeRoot } from './bom-tree';
+import { notifyApproval } from './bom-approval-mail';
+import { type BomEvents, TREE_EVENTS } from './bom-events';
+import { presentBom } from './bom-presenter';
+import { rollupOf } from './bom-rollup';
+import { assembleTree, type ExpandedTree, loadTreeLines, type TreeRoot } from './bom-tree';
 import { type LineFacts, type LineNodeFields, lineNodeFields, nodeOf, TreeWalk } from './bom-walk';
 import { BomsRepository } from './boms.repository';
-
-/** The `bom` and `import.progress` events of the workspace stream. */
-export interface BomEvents {
-  emit(
-    manager: EntityManager,
-    workspace: { id: string; name: string },
-    type: 'bom' | 'import.progress',
-    data: object,
-    meta: { actor: { id: string; username: string }; to?: { id: string; username: string } },
-  ): Promise<unknown>;
-  /** The latest committed change among `bom` and `part` events of a workspace (one indexed read). */
-  lastChange(
-    manager: EntityManager,
-    workspaceId: string,
-    types: readonly ('bom' | 'part')[],
-  ): Promise<{ id: number; at: Date | null }>;
-}
-
-/**
- * What a BOM's tree and exports are made of changes only with a `bom` event (lines, alternates,
- * status, a new BOM, imports) or a `part` event (the parts' fields, versions, imports) of its
- * workspace, each emitted in the transaction of the change.
- */
-const TREE_EVENTS = ['bom', 'part'] as const;
 
 /**
  * BOM headers, their approval flow (DECISIONS.md section 5), the expanded tree and the cost rollup.
@@ -84,7 +55,7 @@ export class BomsService {
       const assembly = (await boms.partsById([request.assemblyPartId])).get(request.assemblyPartId);
       if (!assembly) throw new NotFoundError('Assembly part not found');
       // Creates of one assembly queue here, so two requests cannot both take a revision.
-      await manager.query('SELECT 1 FROM parts WHERE id = $1 FOR UPDATE', [assembly.id]);
+      await boms.lockAssembly(assembly.id);
       if (request.assemblyVersionId) {
         const version = await manager.findOne(PartVersionEntity, {
           where: { id: request.assemblyVersionId, partId: assembly.id },
@@ -127,7 +98,7 @@ export class BomsService {
     const [rows, total] = await boms.list(query);
     const counts = await boms.itemCounts(rows.map((r) => r.id));
     const numbers = await boms.partsById(rows.map((r) => r.assemblyPartId));
-    const names = await usernames(this.dataSource.manager, rows.flatMap(actorsOf));
+    const names = await usernames(this.dataSource.manager, rows.flatMap(approvalActors));
     return {
       items: rows.map((row) =>
         presentBom(
@@ -180,35 +151,7 @@ export class BomsService {
     );
     const tree = await this.expand(manager, bom, assembly?.partNumber ?? '');
     const rates = (await this.settings.get(access)).currencyRates;
-    const unconverted = rates
-      ? tree.totals
-          .filter((t) => t.currency !== rates.base && !(t.currency && rates.rates[t.currency]))
-          .map((t) => t.currency ?? 'none')
-      : [];
-    const converted =
-      rates && unconverted.length === 0
-        ? {
-            currency: rates.base,
-            amount:
-              Math.round(
-                tree.totals.reduce(
-                  (sum, t) =>
-                    sum + t.amount * (t.currency === rates.base ? 1 : rates.rates[t.currency as string]),
-                  0,
-                ) * 1e6,
-              ) / 1e6,
-          }
-        : null;
-    return {
-      bomId: bom.id,
-      assemblyPartNumber: assembly?.partNumber ?? '',
-      totals: tree.totals,
-      converted,
-      unconverted,
-      complete: tree.missingCosts.length === 0,
-      missingCosts: tree.missingCosts,
-      lines: tree.top.map(presentNode),
-    };
+    return rollupOf(bom.id, assembly?.partNumber ?? '', tree, rates);
   }
 
   /**
@@ -221,25 +164,13 @@ export class BomsService {
 
   /** The tree under a BOM (its distinct lines in one query), expanded with quantities, costs and warnings. */
   async expand(manager: EntityManager, bom: BomEntity, assemblyPartNumber: string): Promise<ExpandedTree> {
-    const root: TreeRoot = {
-      id: bom.id,
-      workspaceId: bom.workspaceId,
-      type: bom.type,
-      assemblyPartId: bom.assemblyPartId,
-      assemblyPartNumber,
-    };
+    const root = rootOf(bom, assemblyPartNumber);
     return assembleTree(await loadTreeLines(manager, root), root);
   }
 
   /** The tree under a BOM as a walk (exports): its distinct lines read in one query, nothing expanded yet. */
   async walk(manager: EntityManager, bom: BomEntity, assemblyPartNumber: string): Promise<TreeWalk> {
-    const root: TreeRoot = {
-      id: bom.id,
-      workspaceId: bom.workspaceId,
-      type: bom.type,
-      assemblyPartId: bom.assemblyPartId,
-      assemblyPartNumber,
-    };
+    const root = rootOf(bom, assemblyPartNumber);
     return new TreeWalk(await loadTreeLines(manager, root), root);
   }
 
@@ -303,7 +234,7 @@ export class BomsService {
       row.updatedAt = now;
       await boms.save(row);
       const bom = await this.present(manager, access, row);
-      await this.notify(manager, access, actor, bom, move);
+      await notifyApproval(this.bus, boms, access, actor, bom, move);
       await this.emit(manager, access, actor, row, PAST[move], {
         ...changes,
         from: previous,
@@ -313,64 +244,11 @@ export class BomsService {
     });
   }
 
-  /**
-   * Approval notifications by email (the API host's notifier, through the outbox): a submitted BOM
-   * to the workspace's managers and owners, an approved or rejected one to whoever submitted it.
-   */
-  private async notify(
-    manager: EntityManager,
-    access: WorkspaceScope,
-    actor: CollabUserEntity,
-    bom: Bom,
-    move: Move,
-  ): Promise<void> {
-    if (move === 'edit') return;
-    const what = `${bom.assemblyPartNumber} ${bom.type} BOM revision ${bom.revision}`;
-    let recipients: { email: string }[];
-    if (move === 'submit') {
-      recipients = await manager.query(
-        `SELECT u.email FROM workspace_members m JOIN collab_users u ON u.id = m.user_id
-          WHERE m.workspace_id = $1 AND m.role IN ('manager', 'owner') AND u.email <> '' AND u.id <> $2`,
-        [access.id, actor.id],
-      );
-    } else {
-      recipients = await manager.query(
-        `SELECT u.email FROM boms b JOIN collab_users u ON u.id = b.submitted_by
-          WHERE b.id = $1 AND u.email <> '' AND u.id <> $2`,
-        [bom.id, actor.id],
-      );
-    }
-    const subject =
-      move === 'submit'
-        ? `${actor.username} asks for approval of ${what}`
-        : `${what} was ${PAST[move]} by ${actor.username}`;
-    for (const { email } of recipients) {
-      const data: NotificationRequestedData = {
-        channel: 'email',
-        to: email,
-        template: `bom.${PAST[move]}`,
-        subject,
-        text: [
-          `${subject} in the workspace "${access.name}".`,
-          ...(bom.rejectionReason && move === 'reject' ? ['', `Reason: ${bom.rejectionReason}`] : []),
-        ].join('\n'),
-        vars: { workspace: access.name, bomId: bom.id, revision: bom.revision, status: bom.status },
-      };
-      await this.bus.outbox.add(manager, {
-        type: RoutingKeys.notificationRequested,
-        workspace: access.name,
-        actor: actor.id,
-        correlationId: currentContext()?.requestId,
-        data,
-      });
-    }
-  }
-
   async present(manager: EntityManager, access: WorkspaceScope, row: BomEntity): Promise<Bom> {
     const boms = this.bomsIn(access, manager);
     const assembly = (await boms.partsById([row.assemblyPartId])).get(row.assemblyPartId);
     const counts = await boms.itemCounts([row.id]);
-    const names = await usernames(manager, actorsOf(row));
+    const names = await usernames(manager, approvalActors(row));
     return presentBom(row, access.name, assembly?.partNumber ?? '', counts.get(row.id) ?? 0, names);
   }
 
@@ -401,30 +279,8 @@ export class BomsService {
   }
 }
 
-const actorsOf = approvalActors;
-
-export function presentBom(
-  row: BomEntity,
-  workspace: string,
-  assemblyPartNumber: string,
-  itemCount: number,
-  names: Map<string, string>,
-): Bom {
-  return {
-    id: row.id,
-    workspace,
-    assemblyPartId: row.assemblyPartId,
-    assemblyPartNumber,
-    assemblyVersionId: row.assemblyVersionId,
-    type: row.type,
-    revision: row.revision,
-    status: row.status,
-    changeNote: row.changeNote,
-    sourceBomId: row.sourceBomId,
-    itemCount,
-    createdBy: names.get(row.createdBy) ?? '',
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-    ...presentApproval(row, names),
-  };
+/** Where a walk of the BOM's tree starts. */
+function rootOf(bom: BomEntity, assemblyPartNumber: string): TreeRoot {
+  const { id, workspaceId, type, assemblyPartId } = bom;
+  return { id, workspaceId, type, assemblyPartId, assemblyPartNumber };
 }
