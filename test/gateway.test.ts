@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { FsBlobStore } from '@hwp/platform';
 import {
@@ -8,16 +7,22 @@ import {
   type FakeSmtp,
   parseMetrics,
   seriesValue,
-  startFakeSmtp,
   uniqueEmail,
 } from '@hwp/platform/test-kit';
 import WebSocket from 'ws';
-import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
-import { SseClient } from '../services/collab-service/test/support/sse-client';
-import { embeddedDataDir, freePort, ROOT } from './process-kit';
-import { confirmedUser } from './support/confirmed-user';
-import { type Gateway, startGateway } from './support/nginx-gateway';
-import { startTwoServices, type TwoServices } from './support/two-services';
+import { supabaseClientFlow } from '#api-test/supabase-flow';
+import { SseClient } from '#collab-test/sse-client';
+import { confirmedUser } from '#test/confirmed-user';
+import {
+  type GatewayStack,
+  jsonCall,
+  rawGet,
+  startGatewayStack,
+  statusBeforeBody,
+} from '#test/gateway-stack';
+import type { Gateway } from '#test/nginx-gateway';
+import type { TwoServices } from '#test/two-services';
+import { embeddedDataDir, ROOT } from './process-kit';
 
 /**
  * The compose gateway for real: Debian's nginx with infra/nginx/gateway.conf (upstreams pointed at
@@ -28,6 +33,7 @@ import { startTwoServices, type TwoServices } from './support/two-services';
 describe('the nginx gateway in front of both services', () => {
   const collabBlobKey = randomBytes(32).toString('hex');
   const blobDir = embeddedDataDir('hwp-gateway-blobs-');
+  let stack: GatewayStack;
   let smtp: FakeSmtp;
   let services: TwoServices;
   let gateway: Gateway;
@@ -35,22 +41,8 @@ describe('the nginx gateway in front of both services', () => {
   const streams: SseClient[] = [];
 
   beforeAll(async () => {
-    smtp = await startFakeSmtp('mailer', 'gateway');
-    const gatewayPort = await freePort();
-    url = `http://127.0.0.1:${gatewayPort}`;
-    services = await startTwoServices({
-      name: 'gw',
-      // As in docker-compose: one proxy hop, both hosts' public URLs the gateway's address.
-      env: { TRUST_PROXY: '1', PUBLIC_API_URL: url, PUBLIC_COLLAB_URL: url, SITE_URL: url },
-      apiEnv: { SMTP_URL: smtp.url, BLOB_DIR: join(blobDir, 'api') },
-      collabEnv: { BLOB_DIR: join(blobDir, 'collab'), BLOB_SIGNING_KEY: collabBlobKey },
-      replicas: 2,
-    });
-    gateway = await startGateway({
-      gateway: gatewayPort,
-      api: services.replicas.api.map((r) => r.port),
-      collab: services.replicas.collab.map((r) => r.port),
-    });
+    stack = await startGatewayStack({ blobDir, collabBlobKey });
+    ({ smtp, services, gateway, url } = stack);
   }, 180_000);
 
   afterEach(() => {
@@ -58,22 +50,14 @@ describe('the nginx gateway in front of both services', () => {
   });
 
   afterAll(async () => {
-    await gateway?.stop();
-    await services?.stop();
-    await smtp?.stop();
+    await stack?.stop();
   });
 
   /** A confirmed user with a GoTrue session, through the gateway. */
   const signedUpUser = () => confirmedUser(url, smtp, 'gw');
 
-  async function collab(token: string, method: string, path: string, body?: unknown, base = url) {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
-  }
+  const collab = (token: string, method: string, path: string, body?: unknown, base = url) =>
+    jsonCall(base, token, method, path, body);
 
   async function open(token: string, query: string, headers: Record<string, string> = {}, base = url) {
     const stream = await SseClient.open(base, `/v1/events?${query}`, token, headers);
@@ -241,21 +225,11 @@ describe('the nginx gateway in front of both services', () => {
     const link = signed.body.url as string;
     expect(link.startsWith(`${url}/v1/serve-signed/${workspace}/${username}/signed.txt?`)).toBe(true);
     // PUBLIC_COLLAB_URL, not the request's Host: a request naming another host gets the same base.
-    const elsewhere = await new Promise<string>((resolve, reject) => {
-      const req = httpRequest(`${url}/signed-url?${new URLSearchParams({ path })}`, {
-        headers: { host: 'elsewhere.example', authorization: `Bearer ${token}` },
-      });
-      req.on('response', (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          body += chunk;
-        });
-        res.on('end', () => resolve((JSON.parse(body) as { url: string }).url));
-      });
-      req.on('error', reject);
-      req.end();
+    const answer = await rawGet(`${url}/signed-url?${new URLSearchParams({ path })}`, {
+      host: 'elsewhere.example',
+      authorization: `Bearer ${token}`,
     });
+    const elsewhere = (JSON.parse(answer) as { url: string }).url;
     expect(elsewhere.startsWith(`${url}/v1/serve-signed/`)).toBe(true);
     // Whichever replica answers, without credentials.
     for (let i = 0; i < 2; i++) {
@@ -284,19 +258,11 @@ describe('the nginx gateway in front of both services', () => {
 
   it('refuses an upload above the gateway limit before it reaches a service', async () => {
     // Content-Length alone decides: nginx answers before reading (or forwarding) any of the body.
-    const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(`${url}/v1/parts/import`, {
-        method: 'POST',
-        headers: { 'content-type': 'text/csv', 'content-length': String(211 * 1024 * 1024) },
-      });
-      req.on('response', (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-        req.destroy();
-      });
-      req.on('error', reject);
-      req.write('part_number,name\n');
-    });
+    const status = await statusBeforeBody(
+      `${url}/v1/parts/import`,
+      { 'content-type': 'text/csv', 'content-length': String(211 * 1024 * 1024) },
+      'part_number,name\n',
+    );
     expect(status).toBe(413);
   });
   it('balances requests over every replica of each service', async () => {
