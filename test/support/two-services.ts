@@ -159,3 +159,20 @@ export async function startTwoServices(options: TwoServicesOptions): Promise<Two
     stop,
   };
 }
+
+/**
+ * How many outbox rows of `type` are still not marked published on `client`'s database, once none
+ * is or `timeoutMs` has passed: rows are marked published after the broker's confirm, which may
+ * trail the delivery.
+ */
+export async function unpublishedOutboxRows(
+  client: Client,
+  type: string,
+  timeoutMs = 10_000,
+): Promise<number | null> {
+  const unpublished = async () =>
+    (await client.query('SELECT 1 FROM outbox WHERE type = $1 AND published_at IS NULL', [type])).rowCount;
+  for (const until = Date.now() + timeoutMs; (await unpublished()) && Date.now() < until; )
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  return unpublished();
+}
