@@ -1,4 +1,4 @@
-import type { ImportProgressData, ImportReport, ImportRowProblem } from '@hwp/contracts';
+import type { ImportReport, ImportRowProblem } from '@hwp/contracts';
 import { AppError, type Logger, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { normaliseHeaders } from '../../../spreadsheets/headers';
@@ -10,8 +10,11 @@ import { advanceCounters, highestSequences } from '../part-numbering';
 import { PartsRepository } from '../parts.repository';
 import type { PartEvents } from '../parts.service';
 import { PART_IMPORT_ALIASES, type PartImportField } from './header-aliases';
+import { ImportQueue } from './import-queue';
 import { hasParts, PartWriter, storedParts } from './part-import.store';
+import { Findings, rejected, reportOf } from './part-import-findings';
 import { type PlanContext, type PlannedRow, planRow, type StoredPart } from './part-import-plan';
+import { ImportProgress } from './part-import-progress';
 import { columnName, type PartRow, PartRowReader } from './part-rows';
 
 export interface PartImportLimits {
@@ -32,8 +35,6 @@ export interface ImportUpload {
   contentType?: string;
 }
 
-/** Problems listed in a report; the counts are always complete. */
-const LISTED_PROBLEMS = 1_000;
 /** Parts an import creates from which it analyses the table (the list's estimates read its statistics). */
 const ANALYZE_AFTER_CREATED = 1_000;
 /** Rows between two `import.progress` events of the parse. */
@@ -54,8 +55,7 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
  * importing user as `import.progress` events.
  */
 export class PartImportService {
-  private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly slots: ImportQueue;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -63,45 +63,16 @@ export class PartImportService {
     private readonly events: PartEvents,
     private readonly logger: Logger,
     private readonly limits: PartImportLimits,
-  ) {}
+  ) {
+    this.slots = new ImportQueue(limits);
+  }
 
   /**
    * A slot for one import, waiting up to `queueWaitMs` (first come, first served) while `concurrency`
    * imports run; null when none came free in time or `signal` aborted. Call the result once to free it.
    */
   acquire(signal?: AbortSignal): Promise<(() => void) | null> {
-    if (this.running < this.limits.concurrency) return Promise.resolve(this.grant());
-    return new Promise((resolve) => {
-      const leave = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', gone);
-        const index = this.waiting.indexOf(take);
-        if (index >= 0) this.waiting.splice(index, 1);
-      };
-      const take = () => {
-        leave();
-        resolve(this.grant());
-      };
-      const gone = () => {
-        leave();
-        resolve(null);
-      };
-      const timer = setTimeout(gone, this.limits.queueWaitMs);
-      signal?.addEventListener('abort', gone, { once: true });
-      this.waiting.push(take);
-    });
-  }
-
-  private grant(): () => void {
-    this.running++;
-    let freed = false;
-    return () => {
-      if (freed) return;
-      freed = true;
-      this.running--;
-      // The slot goes straight to the longest waiter.
-      this.waiting[0]?.();
-    };
+    return this.slots.acquire(signal);
   }
 
   async run(
@@ -308,126 +279,4 @@ interface Pass {
   signal: AbortSignal | undefined;
   /** Apply: write the rows (in the caller's transaction). */
   write: boolean;
-}
-
-/** What checking the rows found so far: counts complete, problems listed up to a bound, in row order. */
-class Findings {
-  readonly errors: ImportRowProblem[] = [];
-  readonly warnings: ImportRowProblem[] = [];
-  errorCount = 0;
-  warningCount = 0;
-  /** Rows with at least one error. */
-  invalidRows = 0;
-  created = 0;
-  updated = 0;
-  unchanged = 0;
-
-  /** One batch's results (batches come in file order and never share a row). */
-  add(planned: PlannedRow[], errors: ImportRowProblem[], warnings: ImportRowProblem[]): void {
-    for (const p of planned) {
-      if (p.kind === 'create') this.created++;
-      else if (p.kind === 'update') this.updated++;
-      else this.unchanged++;
-    }
-    this.errorCount += errors.length;
-    this.warningCount += warnings.length;
-    this.invalidRows += new Set(errors.map((e) => e.row)).size;
-    listInRowOrder(this.errors, errors);
-    listInRowOrder(this.warnings, warnings);
-  }
-}
-
-function listInRowOrder(list: ImportRowProblem[], batch: ImportRowProblem[]): void {
-  if (list.length >= LISTED_PROBLEMS || batch.length === 0) return;
-  batch.sort((a, b) => a.row - b.row);
-  for (const problem of batch.slice(0, LISTED_PROBLEMS - list.length)) list.push(problem);
-}
-
-function reportOf(
-  base: Pick<ImportReport, 'importId' | 'dryRun' | 'format' | 'rows' | 'ignoredColumns'>,
-  findings: Findings,
-): ImportReport {
-  return {
-    ...base,
-    valid: base.rows - findings.invalidRows,
-    errors: findings.errors,
-    errorCount: findings.errorCount,
-    warnings: findings.warnings,
-    warningCount: findings.warningCount,
-    created: findings.created,
-    updated: findings.updated,
-    unchanged: findings.unchanged,
-  };
-}
-
-function rejected(report: ImportReport): AppError {
-  const invalid = report.rows - report.valid;
-  return new AppError(
-    'validation_failed',
-    `${invalid} of ${report.rows} rows have errors; nothing was imported (see report.errors)`,
-    { extra: { report } },
-  );
-}
-
-/**
- * `import.progress` events for the importing user, each in a transaction of its own, in order.
- * Sending never waits and never fails the import (a lost progress event is only a lost hint).
- */
-class ImportProgress {
-  private chain: Promise<void> = Promise.resolve();
-
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly events: PartEvents,
-    private readonly logger: Logger,
-    private readonly access: WorkspaceScope,
-    private readonly actor: CollabUserEntity,
-    private readonly fixed: Pick<ImportProgressData, 'importId' | 'dryRun'>,
-  ) {}
-
-  data(
-    phase: ImportProgressData['phase'],
-    processed: number,
-    counts?: Pick<ImportReport, 'rows' | 'created' | 'updated' | 'unchanged' | 'errorCount'>,
-  ): ImportProgressData {
-    const data: ImportProgressData = { ...this.fixed, kind: 'parts', phase, processed };
-    if (counts) {
-      data.total = counts.rows;
-      data.created = counts.created;
-      data.updated = counts.updated;
-      data.unchanged = counts.unchanged;
-      data.errorCount = counts.errorCount;
-    }
-    return data;
-  }
-
-  send(phase: ImportProgressData['phase'], processed: number, total?: number, detail?: string): void {
-    const data = this.data(phase, processed);
-    if (total !== undefined) data.total = total;
-    if (detail !== undefined) data.detail = detail;
-    this.chain = this.chain
-      .then(() =>
-        this.events.emit(this.dataSource.manager, this.access, 'import.progress', data, {
-          actor: this.actor,
-          to: this.actor,
-        }),
-      )
-      .then(
-        () => undefined,
-        (error: unknown) =>
-          this.logger.warn({ err: error, importId: this.fixed.importId }, 'import progress event not sent'),
-      );
-  }
-
-  flush(): Promise<void> {
-    return this.chain;
-  }
-
-  /** The last event, `done` with the report's counts, on `manager` (for an apply, its transaction). */
-  async done(manager: EntityManager, report: ImportReport): Promise<void> {
-    await this.events.emit(manager, this.access, 'import.progress', this.data('done', report.rows, report), {
-      actor: this.actor,
-      to: this.actor,
-    });
-  }
 }
