@@ -11,7 +11,7 @@ import {
 } from 'class-validator';
 import { ErrorBodyDto } from '../common/error-body.dto';
 import { NestedList } from '../common/schema';
-import { ImportRowProblem } from '../parts/part-import.dto';
+import { type ImportReportBase, ImportRowProblem } from '../parts/part-import.dto';
 import { BomWorkspaceQuery } from './bom-header.dto';
 
 /** Form fields of `POST /v1/boms/import`. */
@@ -29,7 +29,7 @@ export class ImportBomForm extends BomWorkspaceQuery {
 }
 
 /** What a BOM import found (dry run) or did (apply): the lines replace the BOM's lines. */
-export class BomImportReport {
+export class BomImportReport implements ImportReportBase {
   @IsUUID()
   importId: string;
 

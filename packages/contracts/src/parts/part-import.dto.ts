@@ -51,8 +51,30 @@ export class ImportRowProblem {
   message: string;
 }
 
+/**
+ * What the report of every spreadsheet import has, parts (ImportReport) and BOM lines
+ * (BomImportReport) alike: the file's facts, the row problems and the columns not read. Each report
+ * class declares these fields itself too (their order is the order of its OpenAPI schema).
+ */
+export interface ImportReportBase {
+  importId: string;
+  dryRun: boolean;
+  format: 'csv' | 'xlsx';
+  /** Data rows in the file (header and blank rows not counted). */
+  rows: number;
+  /** Rows without errors. */
+  valid: number;
+  /** Row errors, in row order; at most 1,000 are listed (`errorCount` has them all). */
+  errors: ImportRowProblem[];
+  errorCount: number;
+  /** Problems that do not stop a row from importing; at most 1,000 are listed. */
+  warnings: ImportRowProblem[];
+  /** Headers that name no field (or repeat one), as in the file: their values are not read. */
+  ignoredColumns: string[];
+}
+
 /** What an import found (dry run) or did (apply). */
-export class ImportReport {
+export class ImportReport implements ImportReportBase {
   @IsUUID()
   importId: string;
 

@@ -1,7 +1,8 @@
 import { type BomImportReport, type ImportRowProblem, MAX_REFDES_PER_BOM } from '@hwp/contracts';
-import { AppError, newId, ValidationError } from '@hwp/platform';
+import { newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { normaliseHeaders, openSpreadsheet, type SpreadsheetStream } from '../../spreadsheets';
+import { importRejected, LISTED_PROBLEMS } from '../../spreadsheets/import-report';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { checkMove, type PartsService } from '../parts';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
@@ -17,8 +18,6 @@ import {
 import { writeBomLines } from './bom-import-writer';
 import type { BomLinesService } from './bom-lines.service';
 import type { BomsService } from './boms.service';
-
-const LISTED = 1_000;
 
 export interface BomImportUpload {
   buffer: Uint8Array;
@@ -171,9 +170,9 @@ export class BomImportService {
         format: sheet.format,
         rows: rowCount,
         valid,
-        errors: errors.sort((a, b) => a.row - b.row).slice(0, LISTED),
+        errors: errors.sort((a, b) => a.row - b.row).slice(0, LISTED_PROBLEMS),
         errorCount: errors.length,
-        warnings: warnings.slice(0, LISTED),
+        warnings: warnings.slice(0, LISTED_PROBLEMS),
         lines: planned.filter((l) => !invalid.has(l.row)).length,
         createdParts: missing,
         skippedRows,
@@ -184,11 +183,7 @@ export class BomImportService {
       };
       if (options.dryRun) return report;
       if (invalid.size > 0) {
-        throw new AppError(
-          'validation_failed',
-          `${invalid.size} of ${report.rows} rows have errors; nothing was imported (see report.errors)`,
-          { extra: { report } },
-        );
+        throw importRejected(invalid.size, report);
       }
       await writeBomLines(manager, repo, this.catalog, actor, bom, planned, parts, missing);
       await this.lines.checkNoCycle(manager, bom);

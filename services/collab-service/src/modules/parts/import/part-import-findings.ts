@@ -1,9 +1,7 @@
 import type { ImportReport, ImportRowProblem } from '@hwp/contracts';
-import { AppError } from '@hwp/platform';
+import type { AppError } from '@hwp/platform';
+import { importRejected, LISTED_PROBLEMS, type SheetFacts } from '../../../spreadsheets/import-report';
 import type { PlannedRow } from './part-import-plan';
-
-/** Problems listed in a report; the counts are always complete. */
-const LISTED_PROBLEMS = 1_000;
 
 /** What checking the rows found so far: counts complete, problems listed up to a bound, in row order. */
 export class Findings {
@@ -39,10 +37,7 @@ function listInRowOrder(list: ImportRowProblem[], batch: ImportRowProblem[]): vo
 }
 
 /** The report of a pass: the sheet's facts and what its rows came to. */
-export function reportOf(
-  base: Pick<ImportReport, 'importId' | 'dryRun' | 'format' | 'rows' | 'ignoredColumns'>,
-  findings: Findings,
-): ImportReport {
+export function reportOf(base: SheetFacts, findings: Findings): ImportReport {
   return {
     ...base,
     valid: base.rows - findings.invalidRows,
@@ -58,10 +53,5 @@ export function reportOf(
 
 /** The 400 of an apply with row errors (nothing was written), the report attached. */
 export function rejected(report: ImportReport): AppError {
-  const invalid = report.rows - report.valid;
-  return new AppError(
-    'validation_failed',
-    `${invalid} of ${report.rows} rows have errors; nothing was imported (see report.errors)`,
-    { extra: { report } },
-  );
+  return importRejected(report.rows - report.valid, report);
 }
