@@ -1,7 +1,6 @@
 import type { Logger } from '@hwp/platform';
 import { newId } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { PresenceReader } from '../workspaces/workspaces.routes';
 import type { CollabEvents, EventWorkspace } from './events.service';
 
 interface PresenceUser {
@@ -25,6 +24,11 @@ interface Entry {
 export interface PresenceOptions {
   /** A replica whose rows are older than this is taken for dead (default 60 s). */
   staleMs?: number;
+}
+
+/** Who has an open event stream in a workspace (the `online` flag of GET /v1/users). */
+export interface PresenceReader {
+  onlineUserIds(workspaceId: string): Promise<Set<string>>;
 }
 
 /** `presence` event data. */

@@ -14,15 +14,11 @@ import {
   WorkspaceUserList,
 } from '@hwp/contracts';
 import { type BlobStore, ForbiddenError, NotFoundError } from '@hwp/platform';
+import type { PresenceReader } from '../events/presence.service';
 import { presentUser, type UsersService } from '../identity/users.service';
 import { fromParam, fromQuery } from '../workspace-access/workspace-access';
 import { memberRoute, userRoute } from '../workspace-access/workspace-route';
 import type { WorkspacesService } from './workspaces.service';
-
-/** Who has an open event stream in a workspace (the `online` flag of GET /v1/users). */
-export interface PresenceReader {
-  onlineUserIds(workspaceId: string): Promise<Set<string>>;
-}
 
 const TAGS = ['workspaces'];
 
