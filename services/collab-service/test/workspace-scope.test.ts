@@ -23,16 +23,7 @@ const NOT_SCOPED: Record<string, string> = {
  * Workspace tables read and written with SQL (no ScopedRepository yet; issue 36 asks for one each):
  * where their statements take the workspace from. Each must come from the caller's WorkspaceScope.
  */
-const SQL_SCOPED: Record<string, string> = {
-  shared_files:
-    'shared-files.repository.ts (on access.in(manager)) and file-branches.service.ts, by the scope’s workspace id; ' +
-    'users.service.ts adds a user’s folder in the workspace being initialised',
-  shared_file_branches: 'file-branches.service.ts, by the scope’s workspace id',
-  shared_file_comments:
-    'shared-files.repository.ts and file-comments.service.ts, by the scope’s workspace id',
-  shared_file_conflicts: 'shared-files.service.ts and file-branches.service.ts, by the scope’s workspace id',
-  shared_file_locks: 'shared-files.repository.ts (on access.in(manager)), by the scope’s workspace id',
-};
+const SQL_SCOPED: Record<string, string> = {};
 
 let stack: Stack;
 beforeAll(async () => {
@@ -58,6 +49,11 @@ describe('WorkspaceScope', () => {
         'tasks',
         'review_templates',
         'model_translations',
+        'shared_files',
+        'shared_file_branches',
+        'shared_file_comments',
+        'shared_file_conflicts',
+        'shared_file_locks',
       ]),
     );
   });

@@ -9,22 +9,12 @@ import { AppError, ConflictError, NotFoundError, newId, ValidationError } from '
 import type { DataSource } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
+import { type BranchRow, FileBranchesRepository } from './file-branches.repository';
+import { FileConflictsRepository } from './file-conflicts.repository';
 import { assertCanWrite, assertUnlocked, type FileEvents, liveFile } from './file-guards';
 import { branchFilename, checkFilename, type FilePath, parsePath, pathOf } from './file-paths';
 import { type FileRow, SharedFilesRepository } from './shared-files.repository';
 import { presentUpload, type SharedFilesService } from './shared-files.service';
-
-interface BranchRow {
-  id: string;
-  username: string;
-  base: string;
-  name: string;
-  file_id: string;
-  suffix_file: boolean;
-  base_version_id: string | null;
-  created_by_username: string;
-  created_at: Date;
-}
 
 /**
  * Branches of a file and merges into main (DECISIONS.md 6), and conflicts. With
@@ -40,14 +30,8 @@ export class FileBranchesService {
     private readonly suffixWrites: boolean,
   ) {}
 
-  private async branches(repo: SharedFilesRepository, username: string, base: string): Promise<BranchRow[]> {
-    return repo.manager.query(
-      `SELECT b.id, b.username, b.base, b.name, b.file_id, b.suffix_file, b.base_version_id, u.username AS created_by_username,
-              b.created_at
-         FROM shared_file_branches b JOIN collab_users u ON u.id = b.created_by
-        WHERE b.workspace_id = $1 AND b.username = $2 AND b.base = $3 AND b.deleted_at IS NULL ORDER BY b.name`,
-      [repo.scope.id, username, base],
-    );
+  private branches(repo: SharedFilesRepository, username: string, base: string): Promise<BranchRow[]> {
+    return new FileBranchesRepository(repo.scope).of(username, base);
   }
 
   private async present(repo: SharedFilesRepository, base: FileRow, row: BranchRow): Promise<FileBranch> {
@@ -145,23 +129,15 @@ export class FileBranchesService {
           branch: name,
         });
       }
-      const [row]: BranchRow[] = await manager.query(
-        `INSERT INTO shared_file_branches (id, workspace_id, username, base, name, file_id, suffix_file, base_version_id, created_by)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-         RETURNING id, username, base, name, file_id, suffix_file, base_version_id, $10::text AS created_by_username, created_at`,
-        [
-          newId(),
-          access.id,
-          base.username,
-          base.filename,
-          name,
-          file.id,
-          this.suffixWrites,
-          main.id,
-          actor.id,
-          actor.username,
-        ],
-      );
+      const row = await new FileBranchesRepository(repo.scope).add({
+        username: base.username,
+        base: base.filename,
+        name,
+        fileId: file.id,
+        suffixFile: this.suffixWrites,
+        baseVersionId: main.id,
+        createdBy: actor,
+      });
       await this.events.emit(
         manager,
         access.ref,
@@ -196,7 +172,7 @@ export class FileBranchesService {
           await repo.trash(file, actor.id, this.files.trashRetentionDays);
         }
       }
-      await manager.query('UPDATE shared_file_branches SET deleted_at = now() WHERE id = $1', [row.id]);
+      await new FileBranchesRepository(repo.scope).markDeleted(row);
       await this.events.emit(
         manager,
         access.ref,
@@ -246,32 +222,14 @@ export class FileBranchesService {
         authorId: actor.id,
         source: 'merge',
       });
-      await manager.query('UPDATE shared_file_branches SET base_version_id = $2 WHERE id = $1', [
-        row.id,
-        written.id,
-      ]);
+      await new FileBranchesRepository(repo.scope).setBaseVersion(row, written.id);
       await this.files.emitVersion(manager, access, actor, pathOf(target), written, 'merged');
       return presentUpload(base.filename, written);
     });
   }
 
   async conflicts(access: WorkspaceScope, username: string): Promise<FileConflictList> {
-    const rows: {
-      id: string;
-      base: string;
-      copy: string;
-      author: string;
-      sha256: string;
-      created_at: Date;
-    }[] = await this.dataSource.query(
-      `SELECT c.id, b.filename AS base, f.filename AS copy, u.username AS author, v.sha256, c.created_at
-           FROM shared_file_conflicts c
-           JOIN shared_files b ON b.id = c.base_file_id JOIN shared_files f ON f.id = c.conflict_file_id
-           JOIN shared_file_versions v ON v.id = f.current_version_id JOIN collab_users u ON u.id = c.author_id
-          WHERE c.workspace_id = $1 AND b.username = $2 AND c.resolved_at IS NULL AND f.deleted_at IS NULL
-          ORDER BY c.created_at, c.id`,
-      [access.id, username],
-    );
+    const rows = await new FileConflictsRepository(access.in(this.dataSource.manager)).open(username);
     return {
       items: rows.map((r) => ({
         id: r.id,
@@ -307,11 +265,8 @@ export class FileBranchesService {
       assertCanWrite(access, actor, target.username);
       await assertUnlocked(repo, pathOf(target), actor);
       const base = await liveFile(repo, target, true);
-      const copies: { id: string; conflict_file_id: string; filename: string }[] = await manager.query(
-        `SELECT c.id, c.conflict_file_id, f.filename FROM shared_file_conflicts c JOIN shared_files f ON f.id = c.conflict_file_id
-          WHERE c.workspace_id = $1 AND c.base_file_id = $2 AND c.resolved_at IS NULL AND f.deleted_at IS NULL FOR UPDATE OF c`,
-        [access.id, base.id],
-      );
+      const conflicts = new FileConflictsRepository(repo.scope);
+      const copies = await conflicts.lockOpenOf(base.id);
       let current = await repo.head(base);
       if (accepted.filename !== target.filename) {
         const chosen = copies.find((c) => c.filename === accepted.filename);
@@ -336,10 +291,7 @@ export class FileBranchesService {
         const file = await repo.byId(copy.conflict_file_id, true);
         if (file && !file.deleted_at) await repo.trash(file, actor.id, this.files.trashRetentionDays);
       }
-      await manager.query(
-        'UPDATE shared_file_conflicts SET resolved_at = now(), resolved_by = $3 WHERE workspace_id = $1 AND base_file_id = $2 AND resolved_at IS NULL',
-        [access.id, base.id, actor.id],
-      );
+      await conflicts.resolveAll(base.id, actor.id);
       if (!current) throw new NotFoundError(`${baseName} has no version`);
       await this.events.emit(
         manager,

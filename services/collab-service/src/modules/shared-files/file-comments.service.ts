@@ -4,12 +4,14 @@ import {
   type NotificationRequestedData,
   RoutingKeys,
 } from '@hwp/contracts';
-import { type Bus, currentContext, newId } from '@hwp/platform';
+import { type Bus, currentContext } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
+import { FileCommentsRepository } from './file-comments.repository';
 import type { FileEvents } from './file-guards';
 import { parsePath, pathOf } from './file-paths';
+import type { SharedFileCommentEntity } from './shared-file.entity';
 
 /** `@username` tokens of a body (usernames are `[a-z0-9._-]`), in order, once each. */
 export function mentionsIn(body: string): string[] {
@@ -31,17 +33,8 @@ export class FileComments {
   ) {}
 
   async list(access: WorkspaceScope, path: string): Promise<FileCommentList> {
-    const rows: {
-      id: string;
-      path: string;
-      author_username: string;
-      body: string;
-      mentions: string[];
-      created_at: Date;
-    }[] = await this.dataSource.query(
-      `SELECT id, path, author_username, body, mentions, created_at FROM shared_file_comments
-          WHERE workspace_id = $1 AND path = $2 ORDER BY created_at, id`,
-      [access.id, pathOf(parsePath(path))],
+    const rows = await new FileCommentsRepository(access.in(this.dataSource.manager)).onPath(
+      pathOf(parsePath(path)),
     );
     return { items: rows.map(present) };
   }
@@ -59,20 +52,17 @@ export class FileComments {
     path: string,
     body: string,
   ): Promise<FileComment> {
+    const comments = new FileCommentsRepository(access.in(manager));
     const named = mentionsIn(body);
-    const members: { id: string; username: string; email: string }[] = named.length
-      ? await manager.query(
-          `SELECT u.id, u.username, u.email FROM workspace_members m JOIN collab_users u ON u.id = m.user_id
-            WHERE m.workspace_id = $1 AND u.username = ANY($2::text[])`,
-          [access.id, named],
-        )
-      : [];
+    const members = await comments.members(named);
     const mentions = named.filter((name) => members.some((m) => m.username === name));
-    const [row] = await manager.query(
-      `INSERT INTO shared_file_comments (id, workspace_id, path, author_id, author_username, body, mentions)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id, path, author_username, body, mentions, created_at`,
-      [newId(), access.id, path, actor.id, actor.username, body, mentions],
-    );
+    const row = await comments.add({
+      path,
+      authorId: actor.id,
+      authorUsername: actor.username,
+      body,
+      mentions,
+    });
     const comment = present(row);
     for (const member of members) {
       if (member.id === actor.id) continue;
@@ -116,20 +106,13 @@ export class FileComments {
   }
 }
 
-function present(row: {
-  id: string;
-  path: string;
-  author_username: string;
-  body: string;
-  mentions: string[];
-  created_at: Date;
-}): FileComment {
+function present(row: SharedFileCommentEntity): FileComment {
   return {
     id: row.id,
     path: row.path,
-    author: row.author_username,
+    author: row.authorUsername,
     body: row.body,
     mentions: row.mentions,
-    createdAt: row.created_at.toISOString(),
+    createdAt: row.createdAt.toISOString(),
   };
 }

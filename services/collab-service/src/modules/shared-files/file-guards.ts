@@ -4,15 +4,10 @@ import type { EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { atLeast } from '../workspace-access/workspace-access';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
+import type { LockRow } from './file-locks.repository';
 import type { FilePath } from './file-paths';
 import { pathOf } from './file-paths';
-import type {
-  FileRow,
-  ListedFile,
-  LockRow,
-  SharedFilesRepository,
-  VersionRow,
-} from './shared-files.repository';
+import type { FileRow, ListedFile, SharedFilesRepository, VersionRow } from './shared-files.repository';
 
 /** The workspace stream, as the shared files use it. */
 export interface FileEvents {
@@ -42,7 +37,7 @@ export async function assertUnlocked(
   path: string,
   actor: CollabUserEntity,
 ): Promise<void> {
-  const lock = await repo.validLock(path);
+  const lock = await repo.locks.validLock(path);
   if (lock && lock.owner_id !== actor.id) {
     throw new AppError(
       'locked',

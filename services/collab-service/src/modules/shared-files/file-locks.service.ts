@@ -12,8 +12,9 @@ import type { CollabUserEntity } from '../identity/collab-user.entity';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { FileComments } from './file-comments.service';
 import { type FileEvents, presentLock } from './file-guards';
+import { FileLocksRepository, type LockRow } from './file-locks.repository';
 import { parsePath, pathOf } from './file-paths';
-import { type LockRow, SharedFilesRepository } from './shared-files.repository';
+import { SharedFilesRepository } from './shared-files.repository';
 
 /** 409: another user holds the lock (`held` is null when it ended in the meantime). */
 function lockedBy(path: string, held: LockRow | null): ConflictError {
@@ -42,7 +43,7 @@ export class FileLocksService {
   ) {}
 
   private repo(access: WorkspaceScope) {
-    return new SharedFilesRepository(access.in(this.dataSource.manager));
+    return new FileLocksRepository(access.in(this.dataSource.manager));
   }
 
   /** The valid lock on a path, or null (section 4.10: "current lock info or null"). */
@@ -110,7 +111,7 @@ export class FileLocksService {
   ): Promise<UnlockResult> {
     const canonical = pathOf(parsePath(path));
     return this.dataSource.transaction(async (manager) => {
-      const repo = new SharedFilesRepository(access.in(manager));
+      const repo = new FileLocksRepository(access.in(manager));
       const held = await repo.validLock(canonical);
       if (!held) return { unlocked: false };
       if (held.lock_id !== lockId) throw new ForbiddenError(`That is not the lock on ${canonical}`);
@@ -143,7 +144,7 @@ export class FileLocksService {
   ): Promise<UnlockResult> {
     const canonical = pathOf(parsePath(path));
     return this.dataSource.transaction(async (manager) => {
-      const repo = new SharedFilesRepository(access.in(manager));
+      const repo = new FileLocksRepository(access.in(manager));
       const held = await repo.validLock(canonical);
       if (!held) return { unlocked: false };
       await repo.release(canonical);
@@ -193,12 +194,14 @@ export class FileLocksService {
   /** Manager+: locks every live file nobody else holds. */
   async lockAll(actor: CollabUserEntity, access: WorkspaceScope, ttlMs?: number): Promise<LockAllResult> {
     return this.dataSource.transaction(async (manager) => {
-      const repo = new SharedFilesRepository(access.in(manager));
+      const files = new SharedFilesRepository(access.in(manager));
       let count = 0;
       const skipped: string[] = [];
-      for (const file of await repo.list()) {
+      for (const file of await files.list()) {
         const path = `${access.name}/${file.username}/${file.filename}`;
-        if ('won' in (await repo.acquire(path, actor.id, actor.username, ttlMs ?? LOCK_TTL_DEFAULT_MS)))
+        if (
+          'won' in (await files.locks.acquire(path, actor.id, actor.username, ttlMs ?? LOCK_TTL_DEFAULT_MS))
+        )
           count++;
         else skipped.push(path);
       }
@@ -215,7 +218,7 @@ export class FileLocksService {
 
   async unlockAll(actor: CollabUserEntity, access: WorkspaceScope): Promise<LockAllResult> {
     return this.dataSource.transaction(async (manager) => {
-      const count = await new SharedFilesRepository(access.in(manager)).releaseAll();
+      const count = await new FileLocksRepository(access.in(manager)).releaseAll();
       await this.events.emit(manager, access.ref, 'unlock', { action: 'unlocked-all', count }, { actor });
       return { count, skipped: [] };
     });

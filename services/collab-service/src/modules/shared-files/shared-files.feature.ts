@@ -10,6 +10,8 @@ import { FileBranchesService } from './file-branches.service';
 import { FileComments } from './file-comments.service';
 import { FileLocksService } from './file-locks.service';
 import { servingCors, UrlSigner } from './file-serving';
+import { FileTrash } from './file-trash.service';
+import { FileWrites } from './file-writes.service';
 import { CreateSharedFiles1764200000000 } from './migrations/1764200000000-CreateSharedFiles';
 import { fromPath, workspaceLimiter } from './routes/file-routing';
 import {
@@ -46,6 +48,7 @@ import {
   unlock,
   unlockAll,
 } from './routes/history.routes';
+import { sharedFileEntities } from './shared-file.entity';
 import { SharedFilesService } from './shared-files.service';
 
 export interface SharedFilesExports {
@@ -76,6 +79,7 @@ export const sharedFilesFeature = defineFeature<
   { events: EventsModule; 'workspace-access': WorkspaceAccessExports }
 >({
   name: 'shared-files',
+  entities: sharedFileEntities,
   migrations: [CreateSharedFiles1764200000000],
   build: (deps, { events, 'workspace-access': access }) => {
     const { config, dataSource, bus, logger, blobs } = deps;
@@ -85,6 +89,8 @@ export const sharedFilesFeature = defineFeature<
     events.events.onChange((workspaceId) => files.changed(workspaceId));
     const comments = new FileComments(dataSource, events.events, bus);
     const locks = new FileLocksService(dataSource, events.events, comments);
+    const writes = new FileWrites(dataSource, files, events.events);
+    const trash = new FileTrash(dataSource, files, events.events);
     const branches = new FileBranchesService(dataSource, files, events.events, config.BRANCH_SUFFIX_WRITES);
     const signer = new UrlSigner(signingKeys(config, deps.service));
     const maxBytes = config.MAX_UPLOAD_MB * 1024 * 1024;
@@ -120,21 +126,21 @@ export const sharedFilesFeature = defineFeature<
     };
     return {
       routes: access.routes([
-        uploadFile(files, maxBytes, uploadLimit),
-        uploadFiles(files, maxBytes, uploadLimit),
+        uploadFile(writes, maxBytes, uploadLimit),
+        uploadFiles(writes, maxBytes, uploadLimit),
         listFiles(files),
         listAllFiles(files),
         textPreview(files),
         fileMeta(files),
-        deleteFile(files),
+        deleteFile(trash),
         ...serve(files, serveCors),
         signedUrl(signer, ownPublicUrl(config)),
         ...serveSigned(files, signer, serveCors, scopeOf),
-        listTrash(files),
-        restoreFile(files),
+        listTrash(trash),
+        restoreFile(trash),
         listVersions(files),
         timeline(files),
-        revert(files),
+        revert(writes),
         listBranches(branches),
         createBranch(branches),
         deleteBranch(branches),

@@ -1,6 +1,7 @@
 import { newId, preparedRows, queryRows } from '@hwp/platform';
 import type { EntityManager } from 'typeorm';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
+import { FileLocksRepository } from './file-locks.repository';
 
 export interface FileRow {
   id: string;
@@ -45,15 +46,6 @@ export interface ListedFile {
   author_username: string;
 }
 
-export interface LockRow {
-  path: string;
-  lock_id: string;
-  owner_id: string;
-  owner_username: string;
-  acquired_at: Date;
-  expires_at: Date;
-}
-
 export interface NewVersion {
   id: string;
   blobKey: string;
@@ -69,22 +61,18 @@ export interface NewVersion {
 const VERSION_COLUMNS = `v.id, v.file_id, v.number, v.branch, v.blob_key, v.sha256, v.size, v.content_type, v.message,
   v.author_id, u.username AS author_username, v.source, v.created_at`;
 
-/** An ISO-8601 UTC timestamp with milliseconds, as `Date.toISOString` writes it. */
-const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-
-/** `presentLock` of the lock row `alias` in SQL, as the `lock` event's jsonb data (action `locked`). */
-const LOCK_JSON = (alias: string) => `jsonb_build_object(
-  'action', 'locked', 'path', ${alias}.path, 'lockId', ${alias}.lock_id, 'owner', ${alias}.owner_username,
-  'acquiredAt', to_char(${alias}.acquired_at AT TIME ZONE 'UTC', ${ISO_MS}),
-  'expiresAt', to_char(${alias}.expires_at AT TIME ZONE 'UTC', ${ISO_MS}),
-  'ttlMs', floor(extract(epoch FROM ${alias}.expires_at) * 1000) - floor(extract(epoch FROM ${alias}.acquired_at) * 1000))`;
-
 /**
- * The shared files of one workspace: every statement carries `workspace_id = <the scope's>` (files,
- * locks, comments, conflicts), and versions are reached through a file found here.
+ * The shared files of one workspace and their versions. The statements stay SQL (row locks, joins
+ * with the versions and their authors, `RETURNING *`, the purge's CTE) and every one carries
+ * `workspace_id = <the scope's>`; versions are reached through a file found here. `locks` are the
+ * workspace's locks on the same manager (every write checks them).
  */
 export class SharedFilesRepository {
-  constructor(readonly scope: WorkspaceScope) {}
+  readonly locks: FileLocksRepository;
+
+  constructor(readonly scope: WorkspaceScope) {
+    this.locks = new FileLocksRepository(scope);
+  }
 
   get manager(): EntityManager {
     return this.scope.manager;
@@ -171,10 +159,10 @@ export class SharedFilesRepository {
       ],
     );
     if (branch === 'main') {
-      await this.query('UPDATE shared_files SET current_version_id = $2, updated_at = now() WHERE id = $1', [
-        file.id,
-        version.id,
-      ]);
+      await this.query(
+        'UPDATE shared_files SET current_version_id = $3, updated_at = now() WHERE workspace_id = $1 AND id = $2',
+        [this.scope.id, file.id, version.id],
+      );
       file.current_version_id = version.id;
     }
     return (await this.version(file, version.id)) as VersionRow;
@@ -253,75 +241,5 @@ export class SharedFilesRepository {
       [this.scope.id],
     );
     return rows.map((r) => r.blob_key);
-  }
-
-  // Locks: a lock is valid while expires_at is in the future; expiry needs no job.
-
-  async validLock(path: string): Promise<LockRow | null> {
-    const rows = await this.query<LockRow>(
-      'SELECT * FROM shared_file_locks WHERE workspace_id = $1 AND path = $2 AND expires_at > now()',
-      [this.scope.id, path],
-    );
-    return rows[0] ?? null;
-  }
-
-  /**
-   * Takes or refreshes the lock in one statement: it wins when there is no lock, the lock expired, or
-   * the caller holds it; of racing callers one wins (a racer waits until the other's statement ends).
-   * A loser gets the valid lock as committed when its statement started: null when the winner
-   * committed during the statement (then `validLock` reads it). `event` adds the CTEs of the event a win emits (`CollabEvents.within`, source `attempt`, its data
-   * `LOCK_JSON`), so a lock is taken and announced in one round trip without a transaction.
-   */
-  async acquire(
-    path: string,
-    ownerId: string,
-    ownerName: string,
-    ttlMs: number,
-    event?: (source: { source: string; dataSql: string; first: number }) => {
-      ctes: string;
-      params: unknown[];
-    },
-  ): Promise<{ won: LockRow } | { held: LockRow | null }> {
-    const params = [this.scope.id, path, newId(), ownerId, ownerName, ttlMs];
-    const emitted = event?.({ source: 'attempt', dataSql: LOCK_JSON('attempt'), first: params.length + 1 });
-    const rows = await preparedRows<LockRow & { won: boolean }>(
-      this.manager,
-      emitted ? 'shared-file-locks-acquire-emit' : 'shared-file-locks-acquire',
-      `WITH attempt AS (
-         INSERT INTO shared_file_locks (workspace_id, path, lock_id, owner_id, owner_username, acquired_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, now(), now() + make_interval(secs => $6::double precision / 1000))
-         ON CONFLICT (workspace_id, path) DO UPDATE
-           SET lock_id = CASE WHEN shared_file_locks.owner_id = EXCLUDED.owner_id AND shared_file_locks.expires_at > now()
-                              THEN shared_file_locks.lock_id ELSE EXCLUDED.lock_id END,
-               owner_id = EXCLUDED.owner_id, owner_username = EXCLUDED.owner_username,
-               acquired_at = CASE WHEN shared_file_locks.owner_id = EXCLUDED.owner_id AND shared_file_locks.expires_at > now()
-                                  THEN shared_file_locks.acquired_at ELSE now() END,
-               expires_at = EXCLUDED.expires_at
-           WHERE shared_file_locks.expires_at <= now() OR shared_file_locks.owner_id = EXCLUDED.owner_id
-         RETURNING *)${emitted ? `, ${emitted.ctes}` : ''}
-       SELECT true AS won, * FROM attempt
-       UNION ALL
-       SELECT false AS won, * FROM shared_file_locks
-        WHERE workspace_id = $1 AND path = $2 AND expires_at > now() AND NOT EXISTS (SELECT 1 FROM attempt)`,
-      emitted ? [...params, ...emitted.params] : params,
-    );
-    const [row] = rows;
-    if (row?.won) return { won: row };
-    return { held: row ?? null };
-  }
-
-  async release(path: string): Promise<void> {
-    await this.query('DELETE FROM shared_file_locks WHERE workspace_id = $1 AND path = $2', [
-      this.scope.id,
-      path,
-    ]);
-  }
-
-  async releaseAll(): Promise<number> {
-    const rows = await this.query<{ path: string }>(
-      'DELETE FROM shared_file_locks WHERE workspace_id = $1 AND expires_at > now() RETURNING path',
-      [this.scope.id],
-    );
-    return rows.length;
   }
 }

@@ -1,67 +1,34 @@
 import type {
-  BatchUploadEntry,
-  DeleteResult,
   FileMeta,
   FileVersionList,
   SharedFileList,
   TextPreview,
   Timeline,
   TimelineEntry,
-  TrashList,
   UploadResult,
 } from '@hwp/contracts';
 import { TEXT_PREVIEW_MAX_BYTES } from '@hwp/contracts';
-import {
-  AppError,
-  type BlobStore,
-  ConflictError,
-  NotFoundError,
-  newId,
-  type StoredUpload,
-  toAppError,
-} from '@hwp/platform';
-import type { DataSource } from 'typeorm';
+import { AppError, type BlobStore, NotFoundError, newId } from '@hwp/platform';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import type { WorkspaceScope } from '../workspace-access/workspace-scope';
-import {
-  assertCanWrite,
-  assertUnlocked,
-  type FileEvents,
-  liveFile,
-  presentFile,
-  presentListed,
-  presentLock,
-} from './file-guards';
-import { checkFilename, conflictName, type FilePath, parsePath, pathOf, versionKey } from './file-paths';
+import { FileCommentsRepository } from './file-comments.repository';
+import { type FileEvents, liveFile, presentFile, presentListed, presentLock } from './file-guards';
+import { type FilePath, parsePath, pathOf, versionKey } from './file-paths';
 import { LiveHeads } from './live-heads';
 import { type FileRow, SharedFilesRepository, type VersionRow } from './shared-files.repository';
 
 /** Timeline entries of a path (its `workspace/username/filename` form) kept by another feature. */
 export type TimelineSource = (access: WorkspaceScope, path: string) => Promise<TimelineEntry[]>;
 
-export interface WriteOptions {
-  baseVersion?: string;
-  replace: boolean;
-  message?: string;
-  /** A branch of the file (branch writes in the `branch` column). */
-  branch?: string;
-}
-
 export interface SharedFilesOptions {
   trashRetentionDays: number;
 }
 
-/** A sane `type/subtype` from the client, else by nothing: octet-stream (bytes are served with nosniff). */
-function contentTypeOf(clientType: string): string {
-  return /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i.test(clientType)
-    ? clientType.toLowerCase()
-    : 'application/octet-stream';
-}
-
 /**
- * Files, versions, the trash and history of the collaboration host. Every write takes the file's row
- * lock first, so the etag an upload is compared with is the one it replaces: two racing uploads
- * with the same `baseVersion` can never both win; the loser is kept whole as a `_conflict_` copy.
+ * Files and their history as the collaboration host reads them (lists, metadata, previews, versions,
+ * the timeline), and what its writers share: the scope's repository, byte copies and version
+ * events. Writes are FileWrites, the trash FileTrash, branches and conflicts FileBranchesService.
  */
 export class SharedFilesService {
   /** Live heads of served files, kept between changes of their workspace (see LiveHeads). */
@@ -94,144 +61,6 @@ export class SharedFilesService {
     return new SharedFilesRepository(access.in(manager));
   }
 
-  /** The upload route's answer for one stored part: 201 with the version, or the error it is. */
-  async write(
-    actor: CollabUserEntity,
-    access: WorkspaceScope,
-    target: FilePath,
-    stored: StoredUpload,
-    options: WriteOptions,
-  ): Promise<UploadResult> {
-    let keep = false;
-    try {
-      const outcome = await this.dataSource.transaction(async (manager) => {
-        const repo = this.repo(access, manager);
-        const path = pathOf(target);
-        await assertUnlocked(repo, path, actor);
-        const branch = options.branch && options.branch !== 'main' ? options.branch : undefined;
-        let file = await repo.live(target.username, target.filename, true);
-        const version = {
-          id: stored.id,
-          blobKey: stored.key,
-          sha256: stored.sha256,
-          size: stored.size,
-          contentType: contentTypeOf(stored.clientType),
-          message: options.message?.trim() || null,
-          authorId: actor.id,
-          source: 'upload' as const,
-          branch,
-        };
-        if (!file) {
-          if (branch) throw new NotFoundError(`No file ${path} to write the branch ${branch} of`);
-          file = await repo.create(target.username, target.filename);
-          const created = await repo.addVersion(file, version);
-          keep = true;
-          await this.emitVersion(manager, access, actor, path, created, 'created');
-          return { kind: 'written' as const, version: created };
-        }
-        const head = await repo.head(file, branch);
-        if (!head) throw new NotFoundError(`No branch ${branch} of ${path}; create it first`);
-        if (!options.replace && head.sha256 !== stored.sha256 && options.baseVersion !== head.sha256) {
-          const copy = await this.keepConflict(repo, actor, target, file, version);
-          keep = true;
-          return { kind: 'conflict' as const, head, copy };
-        }
-        if (!options.replace && head.sha256 === stored.sha256) {
-          // The same bytes again: nothing changes (and no conflict).
-          return { kind: 'written' as const, version: head };
-        }
-        const written = await repo.addVersion(file, version);
-        keep = true;
-        await this.emitVersion(manager, access, actor, path, written, 'updated');
-        return { kind: 'written' as const, version: written };
-      });
-      if (outcome.kind === 'conflict') {
-        throw new AppError(
-          'version_conflict',
-          `${pathOf(target)} changed since ${options.baseVersion ? `etag ${options.baseVersion}` : 'you last saw it'}; your upload was kept as ${outcome.copy.filename}`,
-          {
-            extra: {
-              currentEtag: outcome.head.sha256,
-              conflict: { filename: outcome.copy.filename, etag: stored.sha256, versionId: stored.id },
-            },
-          },
-        );
-      }
-      return presentUpload(target.filename, outcome.version);
-    } finally {
-      if (!keep) await this.blobs.delete(stored.key).catch(() => undefined);
-    }
-  }
-
-  /** The losing upload as `<stem>_conflict_<username>_<time><.ext>` beside the file, and its conflict row. */
-  private async keepConflict(
-    repo: SharedFilesRepository,
-    actor: CollabUserEntity,
-    target: FilePath,
-    base: FileRow,
-    version: Parameters<SharedFilesRepository['addVersion']>[1],
-  ) {
-    const now = new Date();
-    let filename = conflictName(target.filename, actor.username, now);
-    for (let n = 2; (await repo.live(target.username, filename)) || Buffer.byteLength(filename) > 255; n++) {
-      if (n > 1000) throw new ConflictError('Too many conflict copies of this file');
-      filename = conflictName(target.filename.slice(0, 180), actor.username, now, n);
-    }
-    const file = await repo.create(target.username, filename);
-    await repo.addVersion(file, { ...version, source: 'conflict', branch: undefined });
-    await repo.manager.query(
-      'INSERT INTO shared_file_conflicts (id, workspace_id, base_file_id, conflict_file_id, author_id) VALUES ($1, $2, $3, $4, $5)',
-      [newId(), repo.scope.id, base.id, file.id, actor.id],
-    );
-    await this.events.emit(
-      repo.manager,
-      repo.scope.ref,
-      'conflict',
-      {
-        action: 'created',
-        path: pathOf(target),
-        conflictPath: pathOf({ ...target, filename }),
-        etag: version.sha256,
-      },
-      { actor, path: pathOf(target) },
-    );
-    return { filename };
-  }
-
-  /** `POST /v1/uploads`: each file on its own (a failure of one does not undo the others). */
-  async writeBatch(
-    actor: CollabUserEntity,
-    access: WorkspaceScope,
-    username: string,
-    uploads: StoredUpload[],
-    options: WriteOptions,
-  ): Promise<BatchUploadEntry[]> {
-    const entries: BatchUploadEntry[] = [];
-    for (const stored of uploads) {
-      try {
-        const target = { workspace: access.name, username, filename: checkFilename(stored.originalName) };
-        entries.push({
-          filename: stored.originalName,
-          status: 201,
-          result: await this.write(actor, access, target, stored, options),
-        });
-      } catch (error) {
-        await this.blobs.delete(stored.key).catch(() => undefined);
-        const failure = toAppError(error);
-        if (failure.status >= 500) throw error;
-        const conflict = (failure.extra as { conflict?: BatchUploadEntry['conflict'] } | undefined)?.conflict;
-        entries.push({
-          filename: stored.originalName,
-          status: failure.status,
-          code: failure.code,
-          detail: failure.detail,
-          ...(conflict ? { conflict } : {}),
-        });
-      }
-    }
-    return entries;
-  }
-
   async list(access: WorkspaceScope, username?: string): Promise<SharedFileList> {
     const rows = await this.repo(access).list(username);
     return { items: rows.map((row) => presentListed(access.name, row)) };
@@ -242,7 +71,7 @@ export class SharedFilesService {
     const file = await liveFile(repo, target);
     const head = await repo.head(file, branch);
     if (!head) throw new NotFoundError(`No branch ${branch} of ${pathOf(target)}`);
-    const lock = await repo.validLock(pathOf(target));
+    const lock = await repo.locks.validLock(pathOf(target));
     return { ...presentFile(access.name, file, head), lock: lock ? presentLock(lock) : null };
   }
 
@@ -284,86 +113,6 @@ export class SharedFilesService {
       );
     }
     return { filename: target.filename, contentType: head.content_type, etag: head.sha256, text };
-  }
-
-  /** Soft delete into the trash (respects locks). */
-  async remove(actor: CollabUserEntity, access: WorkspaceScope, target: FilePath): Promise<DeleteResult> {
-    return this.dataSource.transaction(async (manager) => {
-      const repo = this.repo(access, manager);
-      assertCanWrite(access, actor, target.username);
-      await assertUnlocked(repo, pathOf(target), actor);
-      const file = await liveFile(repo, target, true);
-      const trashed = await repo.trash(file, actor.id, this.options.trashRetentionDays);
-      await this.events.emit(
-        manager,
-        access.ref,
-        'update',
-        { action: 'deleted', path: pathOf(target), key: file.id },
-        {
-          actor,
-          path: pathOf(target),
-        },
-      );
-      return { key: file.id, purgeAt: (trashed.purge_at as Date).toISOString() };
-    });
-  }
-
-  /** A folder's trash, after purging what is past its retention (their blobs too). */
-  async trash(access: WorkspaceScope, username: string): Promise<TrashList> {
-    await this.purge(access);
-    const rows = await this.repo(access).trashed(username);
-    return {
-      items: rows.map((r) => ({
-        key: r.id,
-        workspace: access.name,
-        username: r.username,
-        filename: r.filename,
-        size: Number(r.size),
-        deletedAt: (r.deleted_at as Date).toISOString(),
-        deletedBy: r.deleted_by_username,
-        purgeAt: (r.purge_at as Date).toISOString(),
-      })),
-    };
-  }
-
-  async purge(access: WorkspaceScope): Promise<void> {
-    const keys = await this.dataSource.transaction((manager) => this.repo(access, manager).purgeExpired());
-    for (const key of keys) await this.blobs.delete(key).catch(() => undefined);
-  }
-
-  /** Back from the trash with every version; 409 when a live file took the name (unless renamed). */
-  async restore(
-    actor: CollabUserEntity,
-    access: WorkspaceScope,
-    username: string,
-    key: string,
-    rename?: string,
-  ): Promise<FileMeta> {
-    const restored = await this.dataSource.transaction(async (manager) => {
-      const repo = this.repo(access, manager);
-      assertCanWrite(access, actor, username);
-      const file = await repo.byId(key, true);
-      if (!file?.deleted_at || file.username !== username)
-        throw new NotFoundError('No such item in the trash');
-      const filename = rename ? checkFilename(rename) : file.filename;
-      await assertUnlocked(repo, pathOf({ workspace: access.name, username, filename }), actor);
-      if (await repo.live(username, filename)) {
-        throw new ConflictError(`A file named ${filename} exists; restore it under another name (filename)`, {
-          field: 'filename',
-        });
-      }
-      await repo.restore(file, filename);
-      const path = pathOf({ workspace: access.name, username, filename });
-      await this.events.emit(
-        manager,
-        access.ref,
-        'update',
-        { action: 'restored', path, key },
-        { actor, path },
-      );
-      return { workspace: access.name, username, filename };
-    });
-    return this.meta(access, restored);
   }
 
   async versions(access: WorkspaceScope, path: string): Promise<FileVersionList> {
@@ -415,17 +164,15 @@ export class SharedFilesService {
       }
     }
     if (wanted.has('comment')) {
-      const rows: { id: string; created_at: Date; author_username: string; body: string }[] =
-        await this.dataSource.query(
-          'SELECT id, created_at, author_username, body FROM shared_file_comments WHERE workspace_id = $1 AND path = $2',
-          [access.id, pathOf(target)],
-        );
+      const rows = await new FileCommentsRepository(access.in(this.dataSource.manager)).onPath(
+        pathOf(target),
+      );
       for (const c of rows)
         items.push({
           type: 'comment',
           id: c.id,
-          at: c.created_at.toISOString(),
-          author: c.author_username,
+          at: c.createdAt.toISOString(),
+          author: c.authorUsername,
           text: c.body,
         });
     }
@@ -433,37 +180,6 @@ export class SharedFilesService {
       if (wanted.has(type)) items.push(...(await source(access, pathOf(target))));
     items.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.id < b.id ? 1 : -1));
     return { items };
-  }
-
-  /** A new version equal to an earlier one, for everyone (respects locks). */
-  async revert(
-    actor: CollabUserEntity,
-    access: WorkspaceScope,
-    path: string,
-    versionId: string,
-    message?: string,
-  ) {
-    const target = parsePath(path);
-    return this.dataSource.transaction(async (manager) => {
-      const repo = this.repo(access, manager);
-      assertCanWrite(access, actor, target.username);
-      await assertUnlocked(repo, pathOf(target), actor);
-      const file = await liveFile(repo, target, true);
-      const old = await repo.version(file, versionId);
-      if (!old) throw new NotFoundError(`No version ${versionId} of ${pathOf(target)}`);
-      const written = await repo.addVersion(file, {
-        id: newId(),
-        blobKey: old.blob_key,
-        sha256: old.sha256,
-        size: Number(old.size),
-        contentType: old.content_type,
-        message: message?.trim() || `Reverted to version ${old.number}`,
-        authorId: actor.id,
-        source: 'revert',
-      });
-      await this.emitVersion(manager, access, actor, pathOf(target), written, 'reverted');
-      return presentUpload(target.filename, written);
-    });
   }
 
   /** Copies a version's bytes to a new version key of another file (so purging one never breaks the other). */
@@ -475,7 +191,7 @@ export class SharedFilesService {
   }
 
   async emitVersion(
-    manager: import('typeorm').EntityManager,
+    manager: EntityManager,
     access: WorkspaceScope,
     actor: CollabUserEntity,
     path: string,

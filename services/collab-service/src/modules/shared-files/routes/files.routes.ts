@@ -34,6 +34,8 @@ import type { WorkspaceScope } from '../../workspace-access/workspace-scope';
 import { assertCanWrite } from '../file-guards';
 import { checkFilename, type FilePath, versionKey } from '../file-paths';
 import { parseServePath, serveFile, type UrlSigner } from '../file-serving';
+import type { FileTrash } from '../file-trash.service';
+import type { FileWrites } from '../file-writes.service';
 import type { SharedFilesService } from '../shared-files.service';
 import { FORBIDDEN_FOLDER, INVALID, LOCKED, NOT_FOUND, TAGS } from './file-routing';
 
@@ -58,7 +60,7 @@ const uploadForm = (files: string) => ({
 
 /** Streams the parts to `<workspace>/<username>/<filename>/<version id>` once the caller may write the folder. */
 async function receive(
-  files: SharedFilesService,
+  files: Pick<SharedFilesService, 'blobs'>,
   maxBytes: number,
   fields: string[],
   maxFiles: number,
@@ -85,7 +87,7 @@ async function receive(
   return { stored, form };
 }
 
-export function uploadFile(files: SharedFilesService, maxBytes: number, limit: RequestHandler): CollabRoute {
+export function uploadFile(writes: FileWrites, maxBytes: number, limit: RequestHandler): CollabRoute {
   return memberRoute<unknown, FolderQuery>({
     method: 'post',
     path: '/v1/upload',
@@ -114,7 +116,7 @@ export function uploadFile(files: SharedFilesService, maxBytes: number, limit: R
     handler: async ({ query, req, res, user, workspace }) => {
       assertCanWrite(workspace, user, query.username);
       const { stored, form } = await receive(
-        files,
+        writes.files,
         maxBytes,
         ['file'],
         1,
@@ -128,7 +130,7 @@ export function uploadFile(files: SharedFilesService, maxBytes: number, limit: R
         username: query.username,
         filename: stored[0].originalName,
       };
-      return files.write(user, workspace, target, stored[0], {
+      return writes.write(user, workspace, target, stored[0], {
         baseVersion: form.baseVersion,
         replace: form.replace === 'true',
         message: form.message,
@@ -138,7 +140,7 @@ export function uploadFile(files: SharedFilesService, maxBytes: number, limit: R
   });
 }
 
-export function uploadFiles(files: SharedFilesService, maxBytes: number, limit: RequestHandler): CollabRoute {
+export function uploadFiles(writes: FileWrites, maxBytes: number, limit: RequestHandler): CollabRoute {
   return memberRoute<unknown, FolderQuery>({
     method: 'post',
     path: '/v1/uploads',
@@ -161,7 +163,7 @@ export function uploadFiles(files: SharedFilesService, maxBytes: number, limit: 
     handler: async ({ query, req, res, user, workspace }) => {
       assertCanWrite(workspace, user, query.username);
       const { stored, form } = await receive(
-        files,
+        writes.files,
         maxBytes,
         ['files', 'files[]'],
         MAX_BATCH_FILES,
@@ -170,7 +172,7 @@ export function uploadFiles(files: SharedFilesService, maxBytes: number, limit: 
         req,
         res,
       );
-      const items = await files.writeBatch(user, workspace, query.username, stored, {
+      const items = await writes.writeBatch(user, workspace, query.username, stored, {
         baseVersion: form.baseVersion,
         replace: form.replace === 'true',
         message: form.message,
@@ -243,7 +245,7 @@ export const fileMeta = (files: SharedFilesService) =>
     handler: ({ query, workspace }) => files.meta(workspace, target(workspace, query), query.branch),
   });
 
-export const deleteFile = (files: SharedFilesService) =>
+export const deleteFile = (trash: FileTrash) =>
   memberRoute<unknown, FileQuery>({
     method: 'delete',
     path: '/v1/file',
@@ -259,10 +261,10 @@ export const deleteFile = (files: SharedFilesService) =>
       404: NOT_FOUND,
       423: LOCKED,
     },
-    handler: ({ query, user, workspace }) => files.remove(user, workspace, target(workspace, query)),
+    handler: ({ query, user, workspace }) => trash.remove(user, workspace, target(workspace, query)),
   });
 
-export const listTrash = (files: SharedFilesService) =>
+export const listTrash = (trash: FileTrash) =>
   memberRoute<unknown, FolderQuery>({
     method: 'get',
     path: '/v1/trash',
@@ -272,10 +274,10 @@ export const listTrash = (files: SharedFilesService) =>
     workspace: fromQuery('workspace'),
     query: FolderQuery,
     responses: { 200: { description: 'Trashed files, newest first', schema: TrashList } },
-    handler: ({ query, workspace }) => files.trash(workspace, query.username),
+    handler: ({ query, workspace }) => trash.trash(workspace, query.username),
   });
 
-export const restoreFile = (files: SharedFilesService) =>
+export const restoreFile = (trash: FileTrash) =>
   memberRoute<RestoreRequest, RawQuery>({
     method: 'post',
     path: '/v1/trash/restore',
@@ -292,7 +294,7 @@ export const restoreFile = (files: SharedFilesService) =>
       409: { description: 'The name is taken', schema: ErrorBodyDto },
     },
     handler: ({ body, user, workspace }) =>
-      files.restore(user, workspace, body.username, body.key, body.filename),
+      trash.restore(user, workspace, body.username, body.key, body.filename),
   });
 
 const SERVED = {

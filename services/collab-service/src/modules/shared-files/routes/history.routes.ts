@@ -37,6 +37,7 @@ import type { FileBranchesService } from '../file-branches.service';
 import type { FileComments } from '../file-comments.service';
 import type { FileLocksService } from '../file-locks.service';
 import { checkFilename } from '../file-paths';
+import type { FileWrites } from '../file-writes.service';
 import type { SharedFilesService } from '../shared-files.service';
 import { FORBIDDEN_FOLDER, fromPath, INVALID, LOCKED, NOT_FOUND, TAGS } from './file-routing';
 
@@ -66,7 +67,7 @@ export const timeline = (files: SharedFilesService) =>
     handler: ({ query, workspace }) => files.timeline(workspace, query.path, query.types),
   });
 
-export const revert = (files: SharedFilesService) =>
+export const revert = (writes: FileWrites) =>
   memberRoute<RevertRequest, RawQuery>({
     method: 'post',
     path: '/v1/revert',
@@ -83,7 +84,7 @@ export const revert = (files: SharedFilesService) =>
       423: LOCKED,
     },
     handler: ({ body, user, workspace }) =>
-      files.revert(user, workspace, body.path, body.versionId, body.message),
+      writes.revert(user, workspace, body.path, body.versionId, body.message),
   });
 
 const branchTarget = (workspace: string, q: { username: string; base: string }) => ({
