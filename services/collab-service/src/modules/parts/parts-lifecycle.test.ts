@@ -1,12 +1,6 @@
-import type { Part, PartDetail, PartVersion } from '@hwp/contracts';
-import {
-  collabAs,
-  type Stack,
-  startStack,
-  type Team,
-  type TestUser,
-  teamWorkspace,
-} from '../../../test/support/collab-test-kit';
+import type { PartDetail, PartVersion } from '@hwp/contracts';
+import { type Stack, startStack, type TestUser } from '../../../test/support/collab-test-kit';
+import { partsKit } from '../../../test/support/parts-kit';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -14,17 +8,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => stack?.stop());
 
-const as = (user: TestUser) => collabAs(stack.collab.app, user);
-
-const team = () => teamWorkspace(stack, 'parts');
-
-async function createPart(t: Team, body: Record<string, unknown>): Promise<Part> {
-  const res = await as(t.engineer)
-    .post('/v1/parts')
-    .send({ workspace: t.workspace, name: 'Part', ...body });
-  expect(res.status).toBe(201);
-  return res.body as Part;
-}
+const { as, team, createPart } = partsKit(() => stack);
 
 describe('parts: lifecycle, detail and history', () => {
   test('lifecycle changes need a manager and follow the allowed moves', async () => {
