@@ -31,6 +31,34 @@ export async function refusal(promise: Promise<unknown>): Promise<SpreadsheetErr
   return error;
 }
 
+/** A row of an import file, by header. */
+export type Row = Record<string, string>;
+
+/** A valid row `i`: varied domains, tags, attributes, costs. */
+export function goodRow(i: number): Row {
+  const domain = ['other', 'mechanical', 'electronic', 'chemical'][i % 4];
+  const attributes =
+    domain === 'mechanical'
+      ? { material: 'steel', finish: 'zinc', tolerance: '0.1' }
+      : domain === 'electronic'
+        ? { package: '0603', value: `${i}R`, voltage_rating: '50V' }
+        : domain === 'chemical'
+          ? { cas_number: '7732-18-5', concentration: '99%', hazard_class: 'none' }
+          : {};
+  return {
+    'Part Number': `IMP-${String(i).padStart(5, '0')}`,
+    Name: `Imported part ${i}`,
+    Domain: domain,
+    unit: 'each',
+    Tags: i % 2 ? 'alpha|beta' : 'alpha, gamma',
+    attrs: JSON.stringify(attributes),
+    'Unit Cost': `${(i % 97) + 0.25}`,
+    Currency: 'EUR',
+    RoHS: i % 3 ? 'yes' : 'no',
+    MPN: `MPN-${i}`,
+  };
+}
+
 /** CSV with the union of the rows' keys as header (blank where a row has no value). */
 export function csvOf(rows: Record<string, string | undefined>[]): Buffer {
   const fields = [...new Set(rows.flatMap((r) => Object.keys(r)))];
@@ -92,6 +120,16 @@ export function usePartImportStack(started: (running: { stack: Stack; base: stri
     return count;
   }
 
+  /** The workspace's part history rows and its latest part change (an import that changes nothing leaves both). */
+  async function historyState(workspaceId: string) {
+    const [row] = await stack.collab.deps.dataSource.query(
+      `SELECT count(h.*)::int AS history, max(p.updated_at)::text AS updated
+         FROM parts p LEFT JOIN part_history h ON h.part_id = p.id WHERE p.workspace_id = $1`,
+      [workspaceId],
+    );
+    return row as { history: number; updated: string };
+  }
+
   async function openStream(user: TestUser, workspace: string): Promise<SseClient> {
     const client = await SseClient.open(base, `/v1/events?workspace=${workspace}`, user.token);
     expect(client.status).toBe(200);
@@ -99,5 +137,5 @@ export function usePartImportStack(started: (running: { stack: Stack; base: stri
     return client;
   }
 
-  return { as, team, upload, partCount, openStream };
+  return { as, team, upload, partCount, historyState, openStream };
 }
