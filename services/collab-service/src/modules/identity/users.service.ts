@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { CollabUser, UserUpdatedData } from '@hwp/contracts';
 import { ExpiringMap } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
+import { folderNamesAcrossWorkspaces, namesFoldersAcrossWorkspaces } from '../shared-files/folder-names';
 import { CollabUserEntity } from './collab-user.entity';
 
 export function presentUser(user: CollabUserEntity): CollabUser {
@@ -51,15 +52,14 @@ export class UsersService {
    * is named by its username, so a name that files are under would open them to the newcomer).
    */
   private async freeUsername(manager: EntityManager, base: string): Promise<string> {
-    const taken = new Set(
-      (
-        (await manager.query(
-          `SELECT username FROM collab_users WHERE username = $1 OR username LIKE $2 ESCAPE '\\'
-           UNION SELECT username FROM shared_files WHERE username = $1 OR username LIKE $2 ESCAPE '\\'`,
-          [base, `${base.replace(/[\\%_]/g, (c) => `\\${c}`)}-%`],
-        )) as { username: string }[]
-      ).map((r) => r.username),
-    );
+    const users = (await manager.query(
+      `SELECT username FROM collab_users WHERE username = $1 OR username LIKE $2 ESCAPE '\\'`,
+      [base, `${base.replace(/[\\%_]/g, (c) => `\\${c}`)}-%`],
+    )) as { username: string }[];
+    const taken = new Set([
+      ...users.map((r) => r.username),
+      ...(await folderNamesAcrossWorkspaces(manager, base)),
+    ]);
     if (!taken.has(base)) return base;
     for (let n = 2; n < 100; n++) if (!taken.has(`${base}-${n}`)) return `${base}-${n}`;
     return `${base}-${randomBytes(3).toString('hex')}`;
@@ -134,11 +134,7 @@ export class UsersService {
       await manager.query('SELECT 1 FROM collab_users WHERE id = $1 FOR UPDATE', [user.id]);
       const holder = await manager.findOneBy(CollabUserEntity, { username });
       if (holder) return user;
-      const folders: unknown[] = await manager.query(
-        'SELECT 1 FROM shared_files WHERE username = ANY($1) LIMIT 1',
-        [[user.username, username]],
-      );
-      if (folders.length > 0) return user;
+      if (await namesFoldersAcrossWorkspaces(manager, [user.username, username])) return user;
       await manager.update(CollabUserEntity, { id: user.id }, { username, updatedAt: new Date() });
       return { ...user, username };
     });
