@@ -55,6 +55,36 @@ export interface ApiKeyAccess {
   workspace: WorkspaceAccess;
 }
 
+/*
+ * Unscoped by design: a request that sends a key names no workspace the role check could scope by;
+ * the key's id (in the key) finds its row, and the row says the workspace the request may read.
+ * These two statements run before any WorkspaceScope exists; everything else goes through one.
+ */
+
+interface KeyRow {
+  id: string;
+  secret_hash: string;
+  workspace_id: string;
+  name: string;
+  last_used_at: Date | null;
+}
+
+/** The unrevoked key with this id, with its workspace's name, in whichever workspace holds it. */
+async function liveKeyAcrossWorkspaces(dataSource: DataSource, keyId: string): Promise<KeyRow | undefined> {
+  const rows: KeyRow[] = await dataSource.query(
+    `SELECT k.id, k.secret_hash, k.workspace_id, w.name, k.last_used_at
+       FROM workspace_api_keys k JOIN workspaces w ON w.id = k.workspace_id
+      WHERE k.id = $1 AND k.revoked_at IS NULL`,
+    [keyId],
+  );
+  return rows[0];
+}
+
+/** Stamps the verified key's last use (its id was found by liveKeyAcrossWorkspaces). */
+async function markKeyUsedAcrossWorkspaces(dataSource: DataSource, keyId: string): Promise<void> {
+  await dataSource.query('UPDATE workspace_api_keys SET last_used_at = now() WHERE id = $1', [keyId]);
+}
+
 /** Workspace API keys: created and revoked by managers, verified on every request that sends one. */
 export class ApiKeys {
   constructor(private readonly dataSource: DataSource) {}
@@ -103,25 +133,11 @@ export class ApiKeys {
     const match = KEY_FORMAT.exec(token);
     const refused = new UnauthorizedError('The API key is invalid or revoked');
     if (!match) throw refused;
-    const rows: {
-      id: string;
-      secret_hash: string;
-      workspace_id: string;
-      name: string;
-      last_used_at: Date | null;
-    }[] = await this.dataSource.query(
-      `SELECT k.id, k.secret_hash, k.workspace_id, w.name, k.last_used_at
-           FROM workspace_api_keys k JOIN workspaces w ON w.id = k.workspace_id
-          WHERE k.id = $1 AND k.revoked_at IS NULL`,
-      [match[1]],
-    );
-    const row = rows[0];
+    const row = await liveKeyAcrossWorkspaces(this.dataSource, match[1]);
     const given = hashOf(match[2]);
     if (!row || !timingSafeEqual(given, Buffer.from(row.secret_hash, 'hex'))) throw refused;
     if (!row.last_used_at || Date.now() - row.last_used_at.getTime() > LAST_USED_EVERY_MS) {
-      await this.dataSource.query('UPDATE workspace_api_keys SET last_used_at = now() WHERE id = $1', [
-        row.id,
-      ]);
+      await markKeyUsedAcrossWorkspaces(this.dataSource, row.id);
     }
     return { keyId: row.id, workspace: { id: row.workspace_id, name: row.name, role: 'viewer' } };
   }

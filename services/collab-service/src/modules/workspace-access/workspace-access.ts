@@ -179,6 +179,8 @@ export function createRoleCheck(dataSource: DataSource, cache = new MembershipCa
   }
 
   const lookup: WorkspaceLookup = {
+    // Unscoped by design: an id in a path names its own workspace, read here (by primary key, in
+    // any workspace) before the role check that builds the scope; the row itself is not returned.
     async ofResource(kind, id) {
       const rows: { name: string }[] = await dataSource.query(
         `SELECT w.name FROM ${RESOURCES[kind].table} r JOIN workspaces w ON w.id = r.workspace_id WHERE r.id = $1`,
