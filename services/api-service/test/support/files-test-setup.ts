@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { FileRecord, Tenant } from '@hwp/contracts';
+import type { FileRecord } from '@hwp/contracts';
 import { expectEventually, s3Env, startS3rver } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { type ApiTestService, as, signUp, startApi, type TestUser } from './api-test-kit';
-import { joinTenant } from './tenants-test-setup';
+import { type ApiTestService, as, startApi, type TestUser } from './api-test-kit';
 
 /** The API host on Postgres, RabbitMQ and an S3 server (s3rver), as production runs it. */
 export async function startFilesApi(env: Record<string, string> = {}) {
@@ -26,20 +25,6 @@ export async function startFilesApi(env: Record<string, string> = {}) {
 
 export const bytes = (n: number) => randomBytes(n);
 
-/** A team tenant: the owner and a plain member, both signed up. */
-export async function team(
-  api: ApiTestService,
-): Promise<{ owner: TestUser; member: TestUser; tenant: Tenant }> {
-  const [owner, member] = await Promise.all([signUp(api.app), signUp(api.app)]);
-  const created = await as(api.app, owner)
-    .post('/tenant/create')
-    .send({ name: `Team ${randomBytes(3).toString('hex')}` });
-  expect(created.status).toBe(201);
-  const tenant = created.body as Tenant;
-  await joinTenant(api.app, owner, tenant.id, member, 'member');
-  return { owner, member, tenant };
-}
-
 /** A request of `user` in `tenantId` (X-Tenant-ID). */
 export function inTenant(api: ApiTestService, user: TestUser, tenantId: string) {
   const client = as(api.app, user);
@@ -50,21 +35,6 @@ export function inTenant(api: ApiTestService, user: TestUser, tenantId: string) 
     patch: (path: string) => client.patch(path).set('X-Tenant-ID', tenantId),
     delete: (path: string) => client.delete(path).set('X-Tenant-ID', tenantId),
   };
-}
-
-/** Uploads `content` as `name` (fields as form fields); expects `status` and returns the body. */
-export async function upload(
-  client: { post: (path: string) => request.Test },
-  name: string,
-  content: Buffer | string,
-  fields: Record<string, string> = {},
-  status = 201,
-): Promise<FileRecord> {
-  let req = client.post('/files/upload');
-  for (const [key, value] of Object.entries(fields)) req = req.field(key, value);
-  const res = await req.attach('file', Buffer.from(content), name);
-  if (res.status !== status) throw new Error(`upload ${name}: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as FileRecord;
 }
 
 /** Waits until processing of the file's current revision ended; returns the record then. */

@@ -1,36 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { Tenant, TenantInvitation, TenantList, TenantRole } from '@hwp/contracts';
+import type { Tenant, TenantList, TenantRole } from '@hwp/contracts';
 import type { Response } from 'supertest';
 import { type ApiTestService, as, signUp, type TestUser } from './api-test-kit';
+import { joinTenant } from './factories';
 import { expectSchema } from './openapi-schemas';
 
 /** The helpers the tenants module's tests share (tenants-*.test.ts). */
 
 export const hex = () => randomBytes(4).toString('hex');
-
-/**
- * Makes `member` a member of the tenant the way a person becomes one: `actor` invites their address,
- * they find the invitation in their own list and accept it. Returns the joined tenant.
- */
-export async function joinTenant(
-  app: ApiTestService['app'],
-  actor: TestUser,
-  tenantId: string,
-  member: TestUser,
-  role: TenantRole,
-): Promise<Tenant> {
-  const invited = await as(app, actor)
-    .post(`/tenant/${tenantId}/members`)
-    .send({ email: member.email, role });
-  expect(invited.status).toBe(202);
-  const mine = await as(app, member).get('/tenant-invitations');
-  expect(mine.status).toBe(200);
-  const invitation = (mine.body.items as TenantInvitation[]).find((i) => i.tenant_id === tenantId);
-  expect(invitation).toBeDefined();
-  const accepted = await as(app, member).post(`/tenant-invitations/${invitation?.id}/accept`);
-  expect(accepted.status).toBe(200);
-  return accepted.body as Tenant;
-}
 
 /**
  * The tenant helpers, against the API host `app()` answers (each test file starts its own, so it is

@@ -9,15 +9,9 @@ import {
   signUp,
   uniqueEmail,
   uniquePhone,
-} from '../../../test/support/api-test-kit';
-import {
-  expectAuthResponse,
-  PASSWORD,
-  post,
-  startConfirmingApi,
-  startOpenApi,
-} from '../../../test/support/auth-test-setup';
-import { expectSchema } from '../../../test/support/openapi-schemas';
+} from '#test/api-test-kit';
+import { expectAuthResponse, PASSWORD, post, startConfirmingApi, startOpenApi } from '#test/auth-test-setup';
+import { expectSchema } from '#test/openapi-schemas';
 
 // argon2's verify, still doing the real work, but recording which hashes it was asked to check.
 jest.mock('@node-rs/argon2', () => {

@@ -8,7 +8,7 @@ import {
   newClientIp,
   uniqueEmail,
   uniquePhone,
-} from '../../../test/support/api-test-kit';
+} from '#test/api-test-kit';
 import {
   expectAuthResponse,
   PASSWORD,
@@ -16,7 +16,7 @@ import {
   startConfirmingApi,
   startOpenApi,
   withClockMovedOn,
-} from '../../../test/support/auth-test-setup';
+} from '#test/auth-test-setup';
 
 /** Signup must be confirmed with the emailed code. */
 let api: ApiTestService;

@@ -8,7 +8,7 @@ import {
 } from '@hwp/platform/test-kit';
 import { GoTrueClient } from '@supabase/auth-js';
 import request from 'supertest';
-import { type ApiTestService, startApi } from '../../../test/support/api-test-kit';
+import { type ApiTestService, startApi } from '#test/api-test-kit';
 
 /**
  * `POST /auth/resend` and `POST /auth/v1/resend` (auth-js `resend()`): a signup awaiting

@@ -1,11 +1,6 @@
 import request from 'supertest';
-import { type ApiTestService, as, signUp } from '../../../test/support/api-test-kit';
-import {
-  expectAuthResponse,
-  post,
-  startOpenApi,
-  withClockMovedOn,
-} from '../../../test/support/auth-test-setup';
+import { type ApiTestService, as, signUp } from '#test/api-test-kit';
+import { expectAuthResponse, post, startOpenApi, withClockMovedOn } from '#test/auth-test-setup';
 import { apiService } from '../../service';
 
 /** Signup confirms at once; expiry windows are the production defaults (withClockMovedOn). */

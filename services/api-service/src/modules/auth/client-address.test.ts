@@ -1,6 +1,6 @@
 import { expectEventually } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { type ApiTestService, startApi, uniqueEmail } from '../../../test/support/api-test-kit';
+import { type ApiTestService, startApi, uniqueEmail } from '#test/api-test-kit';
 
 /** 60 failed logins, each claiming another address in X-Forwarded-For; how many were refused. */
 async function spray(api: ApiTestService): Promise<number> {

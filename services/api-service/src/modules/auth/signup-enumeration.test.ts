@@ -7,8 +7,8 @@ import {
   startApi,
   uniqueEmail,
   uniquePhone,
-} from '../../../test/support/api-test-kit';
-import { expectSchema } from '../../../test/support/openapi-schemas';
+} from '#test/api-test-kit';
+import { expectSchema } from '#test/openapi-schemas';
 
 const PASSWORD = 'correct horse battery';
 const OTHER_PASSWORD = 'someone else entirely';

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { AppError, createAccessTokenVerifier } from '@hwp/platform';
 import request from 'supertest';
-import { type ApiTestService, as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
+import { type ApiTestService, as, signUp, startApi, type TestUser } from '#test/api-test-kit';
 
 /**
  * Acceptance of the access token (issue criteria 6 and 8): another host verifies it from the JWKS

@@ -1,7 +1,7 @@
 import type { FileRecord } from '@hwp/contracts';
 import { expectEventually } from '@hwp/platform/test-kit';
-import { type ApiTestService, as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
-import { upload } from '../../../test/support/files-test-setup';
+import { type ApiTestService, as, signUp, startApi, type TestUser } from '#test/api-test-kit';
+import { upload } from '#test/factories';
 
 // Issue 34, finding 5: small CAD files whose content expands (DXF blocks arrayed and nested) end
 // failed with the reason at once, and do not hold the processing slots meanwhile.

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { EICAR, type RunningClamd, startClamd } from '../../../test/support/clamd';
+import { EICAR, type RunningClamd, startClamd } from '#test/clamd';
 import { ClamdClient, ClamdUnavailableError, parseAnswer } from './clamd';
 
 let clamd: RunningClamd;

@@ -3,7 +3,7 @@ import { type FileRecord, RoutingKeys } from '@hwp/contracts';
 import { checkedEvent } from '@hwp/platform';
 import { expectEventually } from '@hwp/platform/test-kit';
 import sharp from 'sharp';
-import { as, signUp, type TestUser } from '../../../test/support/api-test-kit';
+import { as, signUp, type TestUser } from '#test/api-test-kit';
 import {
   asciiStlBox,
   binaryStlBox,
@@ -13,9 +13,10 @@ import {
   solidWorksCompound,
   solidWorksLater,
   stepAssembly,
-} from '../../../test/support/cad-fixtures';
-import { EICAR, type RunningClamd, startClamd } from '../../../test/support/clamd';
-import { binary, settled, startFilesApi, upload } from '../../../test/support/files-test-setup';
+} from '#test/cad-fixtures';
+import { EICAR, type RunningClamd, startClamd } from '#test/clamd';
+import { upload } from '#test/factories';
+import { binary, settled, startFilesApi } from '#test/files-test-setup';
 
 /** Bytes only clamd knows as malware (its signature file lists their md5): the built-in checks pass them. */
 const SAMPLE = randomBytes(4096);

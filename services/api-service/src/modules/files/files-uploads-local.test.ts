@@ -3,8 +3,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expectEventually, listen } from '@hwp/platform/test-kit';
-import { type ApiTestService, as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
-import { bytes, upload } from '../../../test/support/files-test-setup';
+import { type ApiTestService, as, signUp, startApi, type TestUser } from '#test/api-test-kit';
+import { upload } from '#test/factories';
+import { bytes } from '#test/files-test-setup';
 import { apiService } from '../../service';
 import type { FilesExports } from './files.feature';
 

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { expectEventually, listen } from '@hwp/platform/test-kit';
-import { signUp } from '../../../test/support/api-test-kit';
-import { bytes, startFilesApi } from '../../../test/support/files-test-setup';
+import { signUp } from '#test/api-test-kit';
+import { bytes, startFilesApi } from '#test/files-test-setup';
 
 // Issue 34, finding 8, production mode: a streamed upload past one S3 part (8 MiB) is an S3
 // multipart upload; cut off mid-body, it is aborted, and the bucket is as it was.

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import type { Annotation, FileRecord } from '@hwp/contracts';
 import { expectEventually, listen } from '@hwp/platform/test-kit';
-import { as, signUp } from '../../../test/support/api-test-kit';
-import { binary, bytes, inTenant, startFilesApi, team, upload } from '../../../test/support/files-test-setup';
+import { as, signUp } from '#test/api-test-kit';
+import { team, upload } from '#test/factories';
+import { binary, bytes, inTenant, startFilesApi } from '#test/files-test-setup';
 import { apiService } from '../../service';
 import type { FilesExports } from './files.feature';
 

@@ -1,19 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { FileRecord, FileRevisionList } from '@hwp/contracts';
 import request from 'supertest';
-import { as, signUp } from '../../../test/support/api-test-kit';
-import { binaryStlBox } from '../../../test/support/cad-fixtures';
-import {
-  binary,
-  bytes,
-  inTenant,
-  settled,
-  startFilesApi,
-  team,
-  upload,
-} from '../../../test/support/files-test-setup';
-import { expectTenantIsolation } from '../../../test/support/tenant-isolation';
-import { joinTenant } from '../../../test/support/tenants-test-setup';
+import { as, signUp } from '#test/api-test-kit';
+import { binaryStlBox } from '#test/cad-fixtures';
+import { joinTenant, team, upload } from '#test/factories';
+import { binary, bytes, inTenant, settled, startFilesApi } from '#test/files-test-setup';
+import { expectTenantIsolation } from '#test/tenant-isolation';
 
 let stack: Awaited<ReturnType<typeof startFilesApi>>;
 beforeAll(async () => {

@@ -1,7 +1,8 @@
 import { type FileRecord, RoutingKeys } from '@hwp/contracts';
 import { expectEventually } from '@hwp/platform/test-kit';
-import { as, signUp } from '../../../test/support/api-test-kit';
-import { startFilesApi, upload } from '../../../test/support/files-test-setup';
+import { as, signUp } from '#test/api-test-kit';
+import { upload } from '#test/factories';
+import { startFilesApi } from '#test/files-test-setup';
 
 // Issue 34, "heavy jobs never starve small ones": one tenant's batch of uploads does not keep another
 // tenant's single upload waiting behind all of it. Production mode (Postgres, RabbitMQ, s3rver); one

@@ -1,8 +1,8 @@
 import type { FileRecord } from '@hwp/contracts';
 import { expectEventually, listen } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { type ApiTestService, as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
-import { upload } from '../../../test/support/files-test-setup';
+import { type ApiTestService, as, signUp, startApi, type TestUser } from '#test/api-test-kit';
+import { upload } from '#test/factories';
 
 // Issue 34, finding 3: a file whose processing event died (dead-lettered, its process killed) is
 // requeued, or ends failed with the reason; never pending for good. /readyz says so meanwhile.

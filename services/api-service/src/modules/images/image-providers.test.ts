@@ -1,9 +1,10 @@
 import type { ImageOperationResult } from '@hwp/contracts';
 import { binary, expectEventually, s3Env } from '@hwp/platform/test-kit';
 import sharp from 'sharp';
-import { type ApiTestService, as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
-import { type FakeImageProviders, startFakeImageProviders } from '../../../test/support/fake-image-providers';
-import { startFilesApi, upload } from '../../../test/support/files-test-setup';
+import { type ApiTestService, as, signUp, startApi, type TestUser } from '#test/api-test-kit';
+import { upload } from '#test/factories';
+import { type FakeImageProviders, startFakeImageProviders } from '#test/fake-image-providers';
+import { startFilesApi } from '#test/files-test-setup';
 
 let fake: FakeImageProviders;
 let stack: Awaited<ReturnType<typeof startFilesApi>>;

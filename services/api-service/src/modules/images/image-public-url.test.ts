@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ImageOperationResult } from '@hwp/contracts';
 import sharp from 'sharp';
-import { type ApiTestService, as, signUp, startApi } from '../../../test/support/api-test-kit';
-import { upload } from '../../../test/support/files-test-setup';
+import { type ApiTestService, as, signUp, startApi } from '#test/api-test-kit';
+import { upload } from '#test/factories';
 
 // Issue 35: with PUBLIC_API_URL set, the URLs the API host hands out start with it, however the
 // request reached the host (here: supertest on a loopback port of its own).

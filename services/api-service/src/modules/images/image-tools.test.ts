@@ -4,8 +4,9 @@ import type { CustomStyle, ImageOperationResult } from '@hwp/contracts';
 import { binary, listen } from '@hwp/platform/test-kit';
 import sharp from 'sharp';
 import WebSocket from 'ws';
-import { as, signUp, type TestUser } from '../../../test/support/api-test-kit';
-import { startFilesApi, upload } from '../../../test/support/files-test-setup';
+import { as, signUp, type TestUser } from '#test/api-test-kit';
+import { upload } from '#test/factories';
+import { startFilesApi } from '#test/files-test-setup';
 
 let stack: Awaited<ReturnType<typeof startFilesApi>>;
 let apiServer: Awaited<ReturnType<typeof listen>>;

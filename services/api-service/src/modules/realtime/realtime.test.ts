@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { WS_CLOSE, WS_MAX_CONNECTIONS_PER_USER, WS_SUBSCRIBES_PER_MINUTE } from '@hwp/contracts';
 import { listen, s3Env } from '@hwp/platform/test-kit';
 import WebSocket from 'ws';
-import { as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
-import { inTenant, startFilesApi, team, upload } from '../../../test/support/files-test-setup';
+import { as, signUp, startApi, type TestUser } from '#test/api-test-kit';
+import { team, upload } from '#test/factories';
+import { inTenant, startFilesApi } from '#test/files-test-setup';
 
 let stack: Awaited<ReturnType<typeof startFilesApi>>;
 let server: Awaited<ReturnType<typeof listen>>;

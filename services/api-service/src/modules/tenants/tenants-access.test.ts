@@ -1,9 +1,9 @@
 import type { TenantList, TenantMemberList } from '@hwp/contracts';
 import { newId } from '@hwp/platform';
-import { type ApiTestService, as, signUp, startApi } from '../../../test/support/api-test-kit';
-import { expectSchema } from '../../../test/support/openapi-schemas';
-import { expectTenantIsolation } from '../../../test/support/tenant-isolation';
-import { hex, tenantHelpers } from '../../../test/support/tenants-test-setup';
+import { type ApiTestService, as, signUp, startApi } from '#test/api-test-kit';
+import { expectSchema } from '#test/openapi-schemas';
+import { expectTenantIsolation } from '#test/tenant-isolation';
+import { hex, tenantHelpers } from '#test/tenants-test-setup';
 import { UserEntity } from '../auth/user.entity';
 import { TenantMemberEntity } from '../tenancy/tenant.entity';
 import { isTenantOwned, TenantScope } from '../tenancy/tenant-scope';

@@ -1,7 +1,7 @@
 import type { Profile } from '@hwp/contracts';
-import { type ApiTestService, as, signUp, startApi } from '../../../test/support/api-test-kit';
-import { expectSchema } from '../../../test/support/openapi-schemas';
-import { hex, tenantHelpers } from '../../../test/support/tenants-test-setup';
+import { type ApiTestService, as, signUp, startApi } from '#test/api-test-kit';
+import { expectSchema } from '#test/openapi-schemas';
+import { hex, tenantHelpers } from '#test/tenants-test-setup';
 
 let api: ApiTestService;
 

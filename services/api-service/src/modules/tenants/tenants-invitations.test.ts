@@ -9,10 +9,10 @@ import {
   startApi,
   type TestUser,
   uniqueEmail,
-} from '../../../test/support/api-test-kit';
-import { upload } from '../../../test/support/files-test-setup';
-import { expectSchema } from '../../../test/support/openapi-schemas';
-import { hex, tenantHelpers } from '../../../test/support/tenants-test-setup';
+} from '#test/api-test-kit';
+import { upload } from '#test/factories';
+import { expectSchema } from '#test/openapi-schemas';
+import { hex, tenantHelpers } from '#test/tenants-test-setup';
 
 // Membership by consent (issue 34, finding 1), on a host that makes sign-ups confirm their address
 // first, as production does: an unconfirmed account is exactly what a stranger could capture.

@@ -1,8 +1,8 @@
 import type { TenantMember, TenantMemberList } from '@hwp/contracts';
 import { newId } from '@hwp/platform';
-import { type ApiTestService, as, signUp, startApi, type TestUser } from '../../../test/support/api-test-kit';
-import { expectSchema } from '../../../test/support/openapi-schemas';
-import { hex, tenantHelpers } from '../../../test/support/tenants-test-setup';
+import { type ApiTestService, as, signUp, startApi, type TestUser } from '#test/api-test-kit';
+import { expectSchema } from '#test/openapi-schemas';
+import { hex, tenantHelpers } from '#test/tenants-test-setup';
 
 let api: ApiTestService;
 

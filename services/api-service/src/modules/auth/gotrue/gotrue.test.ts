@@ -1,8 +1,8 @@
 import { latestMessage, linkIn, listen, uniqueEmail } from '@hwp/platform/test-kit';
 import { GoTrueClient } from '@supabase/auth-js';
 import request from 'supertest';
-import { type ApiTestService, startApi } from '../../../../test/support/api-test-kit';
-import { supabaseClientFlow } from '../../../../test/support/supabase-flow';
+import { type ApiTestService, startApi } from '#test/api-test-kit';
+import { supabaseClientFlow } from '#test/supabase-flow';
 
 /**
  * The real Supabase clients, unchanged, against `/auth/v1`: what an app written for Supabase Auth

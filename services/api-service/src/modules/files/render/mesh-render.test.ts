@@ -1,4 +1,4 @@
-import { boxTriangles } from '../../../../test/support/cad-fixtures';
+import { boxTriangles } from '#test/cad-fixtures';
 import { coverage, renderMesh } from './mesh-render';
 
 const box = (dx: number, dy: number, dz: number) => new Float32Array(boxTriangles(dx, dy, dz).flat());
