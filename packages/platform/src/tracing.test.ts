@@ -1,6 +1,6 @@
 import request from 'supertest';
+import { startWidgetService } from '#test/widget-service';
 import type { BaseConfig } from './deps';
-import { startWidgetService } from './ops/test-support';
 import type { TestService } from './test-kit/service';
 import { tracingEnabled, validTraceparent } from './tracing';
 

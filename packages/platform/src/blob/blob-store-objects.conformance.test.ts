@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
+import { drivers, MB, readAll, sha256, useHarness } from '#test/blob-harness';
 import {
   BlobNotFoundError,
   type BlobStore,
   InvalidBlobKeyError,
   RangeNotSatisfiableError,
 } from './blob-store';
-import { drivers, MB, readAll, sha256, useHarness } from './test-support';
 
 /** Random bytes produced chunk by chunk (never held whole), hashed independently of the store. */
 function generatedStream(totalBytes: number): { stream: Readable; digest(): string } {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { drivers, MB, readAll, sha256, useHarness } from '#test/blob-harness';
 import { type BlobStore, MultipartUploadNotFoundError } from './blob-store';
-import { drivers, MB, readAll, sha256, useHarness } from './test-support';
 
 describe.each(drivers)('BlobStore conformance: $name driver', ({ start, canAbortMultipart }) => {
   let store: BlobStore;

@@ -1,5 +1,5 @@
+import { type Harness, readAll, SIGNING_KEY, sha256, startFsHarness, useHarness } from '#test/blob-harness';
 import { type FsBlobStore, verifyFsPresignedUrl } from './fs-blob-store';
-import { type Harness, readAll, SIGNING_KEY, sha256, startFsHarness, useHarness } from './test-support';
 
 describe('FsBlobStore presigned handler', () => {
   let harness: Harness;

@@ -1,18 +1,18 @@
 import { Client } from 'pg';
 import request from 'supertest';
-import type { BaseConfig } from '../deps';
-import { newId } from '../ids';
-import { TEST_POSTGRES_URL } from '../test-kit/database';
-import { expectEventually } from '../test-kit/eventually';
-import type { TestService } from '../test-kit/service';
-import { TcpProxy } from '../test-kit/tcp-proxy';
 import {
   effectCounts,
   makeWidgets,
   recordEffect,
   startWidgetService,
   type WidgetHandler,
-} from './test-support';
+} from '#test/widget-service';
+import type { BaseConfig } from '../deps';
+import { newId } from '../ids';
+import { TEST_POSTGRES_URL } from '../test-kit/database';
+import { expectEventually } from '../test-kit/eventually';
+import type { TestService } from '../test-kit/service';
+import { TcpProxy } from '../test-kit/tcp-proxy';
 
 /** Fails each event's first `times` deliveries, then records its effect. */
 function failingFirst(times: number): { handler: WidgetHandler; calls: Map<string, number> } {

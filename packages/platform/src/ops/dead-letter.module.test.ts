@@ -1,7 +1,4 @@
 import request from 'supertest';
-import type { BaseConfig } from '../deps';
-import { expectEventually } from '../test-kit/eventually';
-import type { TestService } from '../test-kit/service';
 import {
   effectCounts,
   makeWidgets,
@@ -9,7 +6,10 @@ import {
   startWidgetService,
   WIDGET_CONSUMER,
   type WidgetHandler,
-} from './test-support';
+} from '#test/widget-service';
+import type { BaseConfig } from '../deps';
+import { expectEventually } from '../test-kit/eventually';
+import type { TestService } from '../test-kit/service';
 
 const OPS_TOKEN = 'ops-token-for-dead-letter-tests';
 const auth = { Authorization: `Bearer ${OPS_TOKEN}` };

@@ -1,11 +1,10 @@
 import request from 'supertest';
+import { makeWidgets, startWidgetService, WIDGET_EVENT, type WidgetHandler } from '#test/widget-service';
 import type { BaseConfig } from '../deps';
-
 import { expectEventually } from '../test-kit/eventually';
 import { parseMetrics, seriesValue } from '../test-kit/prometheus-text';
 import { TEST_AMQP_URL, type TestService } from '../test-kit/service';
 import { TcpProxy } from '../test-kit/tcp-proxy';
-import { makeWidgets, startWidgetService, WIDGET_EVENT, type WidgetHandler } from './test-support';
 
 const OPS_TOKEN = 'ops-token-for-metrics-tests';
 

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { startS3rver } from '../test-kit/s3rver';
-import type { BlobStore } from './blob-store';
-import { createFsPresignedHandler, FsBlobStore, type FsPresignedHandler } from './fs-blob-store';
-import { S3BlobStore } from './s3-blob-store';
+import type { BlobStore } from '../../src/blob/blob-store';
+import { createFsPresignedHandler, FsBlobStore, type FsPresignedHandler } from '../../src/blob/fs-blob-store';
+import { S3BlobStore } from '../../src/blob/s3-blob-store';
+import { startS3rver } from '../../src/test-kit/s3rver';
 
 /** What the blob store tests share: the drivers the conformance cases run against, and their harness. */
 

@@ -1,14 +1,14 @@
 import type { EventEnvelope } from '@hwp/contracts';
 import type { EntityManager, MigrationInterface, QueryRunner } from 'typeorm';
-import { baseConfigSpecs, loadConfig } from '../config';
-import type { BaseConfig, ServiceDefinition } from '../deps';
+import { baseConfigSpecs, loadConfig } from '../../src/config';
+import type { BaseConfig, ServiceDefinition } from '../../src/deps';
 import {
   createServiceApp,
   platformEntities,
   platformMigrations,
   registerPlatformConsumers,
-} from '../service-app';
-import { startTestService, type TestService } from '../test-kit/service';
+} from '../../src/service-app';
+import { startTestService, type TestService } from '../../src/test-kit/service';
 
 /** Routing key the test consumer listens to. */
 export const WIDGET_EVENT = 'widget.made.v1';
