@@ -13,7 +13,8 @@ import { type BranchRow, FileBranchesRepository } from './file-branches.reposito
 import { FileConflictsRepository } from './file-conflicts.repository';
 import { assertCanWrite, assertUnlocked, type FileEvents, liveFile } from './file-guards';
 import { branchFilename, checkFilename, type FilePath, parsePath, pathOf } from './file-paths';
-import { type FileRow, SharedFilesRepository } from './shared-files.repository';
+import type { SharedFileEntity } from './shared-file.entity';
+import { SharedFilesRepository } from './shared-files.repository';
 import { presentUpload, type SharedFilesService } from './shared-files.service';
 
 /**
@@ -34,7 +35,11 @@ export class FileBranchesService {
     return new FileBranchesRepository(repo.scope).of(username, base);
   }
 
-  private async present(repo: SharedFilesRepository, base: FileRow, row: BranchRow): Promise<FileBranch> {
+  private async present(
+    repo: SharedFilesRepository,
+    base: SharedFileEntity,
+    row: BranchRow,
+  ): Promise<FileBranch> {
     const file = row.suffix_file ? await repo.byId(row.file_id) : base;
     const head = file ? await repo.head(file, row.suffix_file ? 'main' : row.name) : null;
     return {
@@ -67,7 +72,7 @@ export class FileBranchesService {
         headVersionId: main?.id ?? null,
         baseVersionId: null,
         createdBy: main?.author_username ?? '',
-        createdAt: base.created_at.toISOString(),
+        createdAt: base.createdAt.toISOString(),
       },
     ];
     for (const row of await this.branches(repo, base.username, base.filename))
@@ -89,7 +94,7 @@ export class FileBranchesService {
       const repo = new SharedFilesRepository(access.in(manager));
       assertCanWrite(access, actor, target.username);
       const base = await liveFile(repo, target, true);
-      if (base.branch_of)
+      if (base.branchOf)
         throw new ValidationError('Branch from the main file, not from a branch', [
           { field: 'base', message: 'is a branch file' },
         ]);
@@ -167,7 +172,7 @@ export class FileBranchesService {
       if (!row) throw new NotFoundError(`${pathOf(target)} has no branch ${name}`);
       if (row.suffix_file) {
         const file = await repo.byId(row.file_id, true);
-        if (file && !file.deleted_at) {
+        if (file && !file.deletedAt) {
           await assertUnlocked(repo, pathOf({ ...target, filename: file.filename }), actor);
           await repo.trash(file, actor.id, this.files.trashRetentionDays);
         }
@@ -201,9 +206,9 @@ export class FileBranchesService {
       if (!row) throw new NotFoundError(`${pathOf(target)} has no branch ${name}`);
       const file = row.suffix_file ? await repo.byId(row.file_id) : base;
       const head =
-        file && !file.deleted_at ? await repo.head(file, row.suffix_file ? 'main' : row.name) : null;
+        file && !file.deletedAt ? await repo.head(file, row.suffix_file ? 'main' : row.name) : null;
       if (!head) throw new NotFoundError(`The branch ${name} has no version`);
-      if (base.current_version_id !== row.base_version_id && !options.force) {
+      if (base.currentVersionId !== row.base_version_id && !options.force) {
         throw new ConflictError(
           `main of ${pathOf(target)} moved since the branch ${name} was made or last merged; merge with force: true to overwrite it`,
           { field: 'fromBranch' },
@@ -271,7 +276,7 @@ export class FileBranchesService {
       if (accepted.filename !== target.filename) {
         const chosen = copies.find((c) => c.filename === accepted.filename);
         if (!chosen) throw new NotFoundError(`${acceptedPath} is not an open conflict copy of ${baseName}`);
-        const file = (await repo.byId(chosen.conflict_file_id)) as FileRow;
+        const file = (await repo.byId(chosen.conflict_file_id)) as SharedFileEntity;
         const head = await repo.head(file);
         if (!head) throw new NotFoundError(`${acceptedPath} has no version`);
         const bytes = await this.files.copyBytes(head, target);
@@ -289,7 +294,7 @@ export class FileBranchesService {
       }
       for (const copy of copies) {
         const file = await repo.byId(copy.conflict_file_id, true);
-        if (file && !file.deleted_at) await repo.trash(file, actor.id, this.files.trashRetentionDays);
+        if (file && !file.deletedAt) await repo.trash(file, actor.id, this.files.trashRetentionDays);
       }
       await conflicts.resolveAll(base.id, actor.id);
       if (!current) throw new NotFoundError(`${baseName} has no version`);

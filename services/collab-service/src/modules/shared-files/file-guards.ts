@@ -7,7 +7,8 @@ import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import type { LockRow } from './file-locks.repository';
 import type { FilePath } from './file-paths';
 import { pathOf } from './file-paths';
-import type { FileRow, ListedFile, SharedFilesRepository, VersionRow } from './shared-files.repository';
+import type { SharedFileEntity } from './shared-file.entity';
+import type { ListedFile, SharedFilesRepository, VersionRow } from './shared-files.repository';
 
 /** The workspace stream, as the shared files use it. */
 export interface FileEvents {
@@ -49,7 +50,11 @@ export async function assertUnlocked(
   }
 }
 
-export async function liveFile(repo: SharedFilesRepository, p: FilePath, lock = false): Promise<FileRow> {
+export async function liveFile(
+  repo: SharedFilesRepository,
+  p: FilePath,
+  lock = false,
+): Promise<SharedFileEntity> {
   const file = await repo.live(p.username, p.filename, lock);
   if (!file) throw new NotFoundError(`No file ${pathOf(p)}`);
   return file;
@@ -83,11 +88,11 @@ export function presentListed(workspace: string, row: ListedFile): SharedFile {
   };
 }
 
-export function presentFile(workspace: string, file: FileRow, head: VersionRow): SharedFile {
+export function presentFile(workspace: string, file: SharedFileEntity, head: VersionRow): SharedFile {
   return presentListed(workspace, {
     username: file.username,
     filename: file.filename,
-    branch_of: file.branch_of,
+    branch_of: file.branchOf,
     version_id: head.id,
     sha256: head.sha256,
     size: head.size,

@@ -36,7 +36,7 @@ export class FileTrash {
           path: pathOf(target),
         },
       );
-      return { key: file.id, purgeAt: (trashed.purge_at as Date).toISOString() };
+      return { key: file.id, purgeAt: (trashed.purgeAt as Date).toISOString() };
     });
   }
 
@@ -45,15 +45,15 @@ export class FileTrash {
     await this.purge(access);
     const rows = await this.files.repo(access).trashed(username);
     return {
-      items: rows.map((r) => ({
-        key: r.id,
+      items: rows.map(({ file, size, deletedBy }) => ({
+        key: file.id,
         workspace: access.name,
-        username: r.username,
-        filename: r.filename,
-        size: Number(r.size),
-        deletedAt: (r.deleted_at as Date).toISOString(),
-        deletedBy: r.deleted_by_username,
-        purgeAt: (r.purge_at as Date).toISOString(),
+        username: file.username,
+        filename: file.filename,
+        size: Number(size),
+        deletedAt: (file.deletedAt as Date).toISOString(),
+        deletedBy,
+        purgeAt: (file.purgeAt as Date).toISOString(),
       })),
     };
   }
@@ -77,7 +77,7 @@ export class FileTrash {
       const repo = this.files.repo(access, manager);
       assertCanWrite(access, actor, username);
       const file = await repo.byId(key, true);
-      if (!file?.deleted_at || file.username !== username)
+      if (!file?.deletedAt || file.username !== username)
         throw new NotFoundError('No such item in the trash');
       const filename = rename ? checkFilename(rename) : file.filename;
       await assertUnlocked(repo, pathOf({ workspace: access.name, username, filename }), actor);

@@ -6,7 +6,8 @@ import type { WorkspaceScope } from '../workspace-access/workspace-scope';
 import { FileConflictsRepository } from './file-conflicts.repository';
 import { assertCanWrite, assertUnlocked, type FileEvents, liveFile } from './file-guards';
 import { checkFilename, conflictName, type FilePath, parsePath, pathOf } from './file-paths';
-import type { FileRow, SharedFilesRepository } from './shared-files.repository';
+import type { SharedFileEntity } from './shared-file.entity';
+import type { SharedFilesRepository } from './shared-files.repository';
 import { presentUpload, type SharedFilesService } from './shared-files.service';
 
 export interface WriteOptions {
@@ -111,7 +112,7 @@ export class FileWrites {
     repo: SharedFilesRepository,
     actor: CollabUserEntity,
     target: FilePath,
-    base: FileRow,
+    base: SharedFileEntity,
     version: Parameters<SharedFilesRepository['addVersion']>[1],
   ) {
     const now = new Date();

@@ -1,21 +1,8 @@
-import { newId, preparedRows, queryRows } from '@hwp/platform';
-import type { EntityManager } from 'typeorm';
-import type { WorkspaceScope } from '../workspace-access/workspace-scope';
+import { entityRows, newId, preparedRows, queryRows } from '@hwp/platform';
+import { type EntityManager, IsNull } from 'typeorm';
+import type { WorkspaceScope, WorkspaceScopedRepository } from '../workspace-access/workspace-scope';
 import { FileLocksRepository } from './file-locks.repository';
-
-export interface FileRow {
-  id: string;
-  workspace_id: string;
-  username: string;
-  filename: string;
-  current_version_id: string | null;
-  branch_of: string | null;
-  created_at: Date;
-  updated_at: Date;
-  deleted_at: Date | null;
-  deleted_by: string | null;
-  purge_at: Date | null;
-}
+import { SharedFileEntity } from './shared-file.entity';
 
 export interface VersionRow {
   id: string;
@@ -69,9 +56,11 @@ const VERSION_COLUMNS = `v.id, v.file_id, v.number, v.branch, v.blob_key, v.sha2
  */
 export class SharedFilesRepository {
   readonly locks: FileLocksRepository;
+  private readonly files: WorkspaceScopedRepository<SharedFileEntity>;
 
   constructor(readonly scope: WorkspaceScope) {
     this.locks = new FileLocksRepository(scope);
+    this.files = scope.repo(SharedFileEntity);
   }
 
   get manager(): EntityManager {
@@ -83,14 +72,14 @@ export class SharedFilesRepository {
     return queryRows<T>(this.manager, sql, params);
   }
 
+  /** A `RETURNING *` (or `SELECT f.*`) row of shared_files as the entity. */
+  private get fromRow() {
+    return entityRows(this.manager.connection, SharedFileEntity);
+  }
+
   /** The live file, locked until the transaction ends when `lock` (writers of one file queue). */
-  async live(username: string, filename: string, lock = false): Promise<FileRow | null> {
-    const rows = await this.query<FileRow>(
-      `SELECT * FROM shared_files WHERE workspace_id = $1 AND username = $2 AND filename = $3
-         AND deleted_at IS NULL ${lock ? 'FOR UPDATE' : ''}`,
-      [this.scope.id, username, filename],
-    );
-    return rows[0] ?? null;
+  live(username: string, filename: string, lock = false): Promise<SharedFileEntity | null> {
+    return this.files.findOne({ username, filename, deletedAt: IsNull() }, { lock });
   }
 
   /** A live file's current version in one statement (what serving needs), or null. */
@@ -107,12 +96,9 @@ export class SharedFilesRepository {
     return rows[0] ?? null;
   }
 
-  async byId(id: string, lock = false): Promise<FileRow | null> {
-    const rows = await this.query<FileRow>(
-      `SELECT * FROM shared_files WHERE workspace_id = $1 AND id = $2 ${lock ? 'FOR UPDATE' : ''}`,
-      [this.scope.id, id],
-    );
-    return rows[0] ?? null;
+  /** A file of the workspace, live or trashed; locked until the transaction ends when `lock`. */
+  byId(id: string, lock = false): Promise<SharedFileEntity | null> {
+    return this.files.findOne({ id }, { lock });
   }
 
   /** Live files of one folder (or all folders), by name, with their current version. */
@@ -128,17 +114,21 @@ export class SharedFilesRepository {
     );
   }
 
-  async create(username: string, filename: string, branchOf: string | null = null): Promise<FileRow> {
-    const rows = await this.query<FileRow>(
+  async create(
+    username: string,
+    filename: string,
+    branchOf: string | null = null,
+  ): Promise<SharedFileEntity> {
+    const rows = await this.query<Record<string, unknown>>(
       `INSERT INTO shared_files (id, workspace_id, username, filename, branch_of) VALUES ($1, $2, $3, $4, $5)
        RETURNING *`,
       [newId(), this.scope.id, username, filename, branchOf],
     );
-    return rows[0];
+    return this.fromRow(rows[0]);
   }
 
   /** Appends a version; on `main` it becomes the file's current one. */
-  async addVersion(file: FileRow, version: NewVersion): Promise<VersionRow> {
+  async addVersion(file: SharedFileEntity, version: NewVersion): Promise<VersionRow> {
     const branch = version.branch ?? 'main';
     await this.query(
       `INSERT INTO shared_file_versions (id, file_id, number, branch, blob_key, sha256, size, content_type, message,
@@ -163,12 +153,12 @@ export class SharedFilesRepository {
         'UPDATE shared_files SET current_version_id = $3, updated_at = now() WHERE workspace_id = $1 AND id = $2',
         [this.scope.id, file.id, version.id],
       );
-      file.current_version_id = version.id;
+      file.currentVersionId = version.id;
     }
     return (await this.version(file, version.id)) as VersionRow;
   }
 
-  async version(file: FileRow, versionId: string): Promise<VersionRow | null> {
+  async version(file: SharedFileEntity, versionId: string): Promise<VersionRow | null> {
     const rows = await this.query<VersionRow>(
       `SELECT ${VERSION_COLUMNS} FROM shared_file_versions v JOIN collab_users u ON u.id = v.author_id
         WHERE v.file_id = $1 AND v.id = $2`,
@@ -178,9 +168,8 @@ export class SharedFilesRepository {
   }
 
   /** The newest version of a branch (`main`: the file's current version). */
-  async head(file: FileRow, branch = 'main'): Promise<VersionRow | null> {
-    if (branch === 'main')
-      return file.current_version_id ? this.version(file, file.current_version_id) : null;
+  async head(file: SharedFileEntity, branch = 'main'): Promise<VersionRow | null> {
+    if (branch === 'main') return file.currentVersionId ? this.version(file, file.currentVersionId) : null;
     const rows = await this.query<VersionRow>(
       `SELECT ${VERSION_COLUMNS} FROM shared_file_versions v JOIN collab_users u ON u.id = v.author_id
         WHERE v.file_id = $1 AND v.branch = $2 ORDER BY v.number DESC LIMIT 1`,
@@ -190,7 +179,7 @@ export class SharedFilesRepository {
   }
 
   /** Every version, newest first, with the message of the comment on the path nearest in time. */
-  versions(file: FileRow, path: string): Promise<(VersionRow & { comment: string | null })[]> {
+  versions(file: SharedFileEntity, path: string): Promise<(VersionRow & { comment: string | null })[]> {
     return this.query(
       `SELECT ${VERSION_COLUMNS}, (
           SELECT c.body FROM shared_file_comments c
@@ -203,26 +192,32 @@ export class SharedFilesRepository {
     );
   }
 
-  async trash(file: FileRow, actorId: string, retentionDays: number): Promise<FileRow> {
-    const rows = await this.query<FileRow>(
+  async trash(file: SharedFileEntity, actorId: string, retentionDays: number): Promise<SharedFileEntity> {
+    const rows = await this.query<Record<string, unknown>>(
       `UPDATE shared_files SET deleted_at = now(), deleted_by = $3, purge_at = now() + make_interval(days => $4)
         WHERE workspace_id = $1 AND id = $2 RETURNING *`,
       [this.scope.id, file.id, actorId, retentionDays],
     );
-    return rows[0];
+    return this.fromRow(rows[0]);
   }
 
-  trashed(username: string): Promise<(FileRow & { size: string; deleted_by_username: string })[]> {
-    return this.query(
+  /** A folder's trash, newest first, with each file's size and who deleted it. */
+  async trashed(username: string): Promise<{ file: SharedFileEntity; size: string; deletedBy: string }[]> {
+    const rows = await this.query<Record<string, unknown>>(
       `SELECT f.*, v.size, u.username AS deleted_by_username
          FROM shared_files f JOIN shared_file_versions v ON v.id = f.current_version_id
          JOIN collab_users u ON u.id = f.deleted_by
         WHERE f.workspace_id = $1 AND f.username = $2 AND f.deleted_at IS NOT NULL ORDER BY f.deleted_at DESC`,
       [this.scope.id, username],
     );
+    return rows.map((row) => ({
+      file: this.fromRow(row),
+      size: row.size as string,
+      deletedBy: row.deleted_by_username as string,
+    }));
   }
 
-  async restore(file: FileRow, filename: string): Promise<void> {
+  async restore(file: SharedFileEntity, filename: string): Promise<void> {
     await this.query(
       `UPDATE shared_files SET deleted_at = NULL, deleted_by = NULL, purge_at = NULL, filename = $3, updated_at = now()
         WHERE workspace_id = $1 AND id = $2`,

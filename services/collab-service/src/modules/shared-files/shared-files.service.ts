@@ -16,7 +16,8 @@ import { FileCommentsRepository } from './file-comments.repository';
 import { type FileEvents, liveFile, presentFile, presentListed, presentLock } from './file-guards';
 import { type FilePath, parsePath, pathOf, versionKey } from './file-paths';
 import { LiveHeads } from './live-heads';
-import { type FileRow, SharedFilesRepository, type VersionRow } from './shared-files.repository';
+import type { SharedFileEntity } from './shared-file.entity';
+import { SharedFilesRepository, type VersionRow } from './shared-files.repository';
 
 /** Timeline entries of a path (its `workspace/username/filename` form) kept by another feature. */
 export type TimelineSource = (access: WorkspaceScope, path: string) => Promise<TimelineEntry[]>;
@@ -80,7 +81,7 @@ export class SharedFilesService {
     access: WorkspaceScope,
     target: FilePath,
     branch?: string,
-  ): Promise<{ file: FileRow; version: VersionRow }> {
+  ): Promise<{ file: SharedFileEntity; version: VersionRow }> {
     const repo = this.repo(access);
     const file = await liveFile(repo, target);
     const version = await repo.head(file, branch);
