@@ -117,6 +117,8 @@ export const sharedFilesFeature = defineFeature<
       'Too many lock requests; try again in a minute',
     );
     const serveCors = servingCors(corsOrigins(config));
+    // Unscoped by design: a signed URL carries no session, so no role check scopes it; its valid
+    // signature names the workspace, looked up here by name (read-only, as a viewer).
     const scopeOf = async (name: string) => {
       const rows: { id: string; name: string }[] = await dataSource.query(
         'SELECT id, name FROM workspaces WHERE name = $1',

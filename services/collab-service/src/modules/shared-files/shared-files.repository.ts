@@ -49,10 +49,11 @@ const VERSION_COLUMNS = `v.id, v.file_id, v.number, v.branch, v.blob_key, v.sha2
   v.author_id, u.username AS author_username, v.source, v.created_at`;
 
 /**
- * The shared files of one workspace and their versions. The statements stay SQL (row locks, joins
- * with the versions and their authors, `RETURNING *`, the purge's CTE) and every one carries
- * `workspace_id = <the scope's>`; versions are reached through a file found here. `locks` are the
- * workspace's locks on the same manager (every write checks them).
+ * The shared files of one workspace and their versions. One file (live by name, or by id, with its
+ * row lock when asked) is read through the scope's repository; the other statements stay SQL (joins
+ * with the versions and their authors, `RETURNING *`, the purge's CTE, the prepared served head) and
+ * each carries `workspace_id = <the scope's>`. Versions are reached through a file found here.
+ * `locks` are the workspace's locks on the same manager (every write checks them).
  */
 export class SharedFilesRepository {
   readonly locks: FileLocksRepository;
