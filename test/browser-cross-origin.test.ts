@@ -2,17 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { codeIn, type FakeSmtp, startFakeSmtp, uniqueEmail } from '@hwp/platform/test-kit';
 import type { SupabaseClient } from '@supabase/supabase-js';
-import { embeddedDataDir, freePort } from './process-kit';
 import {
   type AppServer,
   CHROMIUM,
   type HeadlessChromium,
   startAppServer,
   startChromium,
-} from './support/chromium';
-import { confirmedUser } from './support/confirmed-user';
-import { type Gateway, startGateway } from './support/nginx-gateway';
-import { startTwoServices, type TwoServices } from './support/two-services';
+} from '#test/chromium';
+import { confirmedUser } from '#test/confirmed-user';
+import { type Gateway, startGateway } from '#test/nginx-gateway';
+import { startTwoServices, type TwoServices } from '#test/two-services';
+import { embeddedDataDir, freePort } from './process-kit';
 
 /**
  * Issue 35, acceptance 3, in a real browser (Debian's headless Chromium): a web app served from its

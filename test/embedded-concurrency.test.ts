@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { expectEventually } from '@hwp/platform/test-kit';
-import { SseClient } from '../services/collab-service/test/support/sse-client';
+import { SseClient } from '#collab-test/sse-client';
 import {
   embeddedDataDir,
   freePort,

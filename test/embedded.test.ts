@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { expectEventually, latestMessage } from '@hwp/platform/test-kit';
 import WebSocket from 'ws';
-import { binaryStlBox } from '../services/api-service/test/support/cad-fixtures';
-import { supabaseClientFlow } from '../services/api-service/test/support/supabase-flow';
+import { binaryStlBox } from '#api-test/cad-fixtures';
+import { supabaseClientFlow } from '#api-test/supabase-flow';
 import {
   embeddedDataDir,
   freePort,

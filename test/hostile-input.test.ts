@@ -7,7 +7,7 @@ import {
   startCrossHostStack,
   type Team,
   teamWorkspace,
-} from '../services/collab-service/test/support/collab-test-kit';
+} from '#collab-test/collab-test-kit';
 
 type Schema = {
   $ref?: string;

@@ -6,7 +6,7 @@ import {
   startCrossHostStack,
   type Team,
   teamWorkspace,
-} from '../services/collab-service/test/support/collab-test-kit';
+} from '#collab-test/collab-test-kit';
 
 let stack: CrossHostStack;
 let team: Team;

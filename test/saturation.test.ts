@@ -1,6 +1,6 @@
 import { as, newClientIp, signUp, uniqueEmail } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { type ApiTestService, startApi } from '../services/api-service/test/support/api-test-kit';
+import { type ApiTestService, startApi } from '#api-test/api-test-kit';
 
 // Issue 34, finding 3: a saturated pool or an unreachable rate-limit store must not turn into 500s,
 // and the limits that guard credentials must not let requests through unchecked.

@@ -2,7 +2,7 @@ import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { expectEventually, s3Env, startS3rver, TEST_AMQP_URL } from '@hwp/platform/test-kit';
 import { connect } from 'amqplib';
 import { Client } from 'pg';
-import { startTwoServices, type TwoServices } from './support/two-services';
+import { startTwoServices, type TwoServices } from '#test/two-services';
 
 /**
  * The docker-compose topology as separate processes: each service in its own process with the

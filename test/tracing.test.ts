@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { expectEventually, type FakeSmtp, startFakeSmtp, uniqueEmail } from '@hwp/platform/test-kit';
-import { confirmedUser } from './support/confirmed-user';
-import { startTwoServices, type TwoServices } from './support/two-services';
+import { confirmedUser } from '#test/confirmed-user';
+import { startTwoServices, type TwoServices } from '#test/two-services';
 
 interface ExportedSpan {
   service: string;

@@ -3,14 +3,8 @@ import { join } from 'node:path';
 import { binary } from '@hwp/platform/test-kit';
 import type { Express } from 'express';
 import request from 'supertest';
-import {
-  type FakeImageProviders,
-  startFakeImageProviders,
-} from '../../services/api-service/test/support/fake-image-providers';
-import {
-  type CrossHostStack,
-  startCrossHostStack,
-} from '../../services/collab-service/test/support/collab-test-kit';
+import { type FakeImageProviders, startFakeImageProviders } from '#api-test/fake-image-providers';
+import { type CrossHostStack, startCrossHostStack } from '#collab-test/collab-test-kit';
 import {
   type Call,
   type ContractRow,

@@ -1,8 +1,8 @@
 import { codeIn, latestMessage, signUp, uniqueEmail, uniquePhone } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { solidPng } from '../../../services/api-service/test/support/fake-image-providers';
-import { joinTenant } from '../../../services/api-service/test/support/tenants-test-setup';
-import { type CrossHostStack, collabAs } from '../../../services/collab-service/test/support/collab-test-kit';
+import { joinTenant } from '#api-test/factories';
+import { solidPng } from '#api-test/fake-image-providers';
+import { type CrossHostStack, collabAs } from '#collab-test/collab-test-kit';
 import type { Fixtures } from '../service-interface.rows';
 import { expectOk, type Users } from './fixtures-common';
 

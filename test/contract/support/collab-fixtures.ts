@@ -1,10 +1,6 @@
-import { createWorkspace, signUp } from '@hwp/platform/test-kit';
-import {
-  addMembers,
-  type CrossHostStack,
-  collabAs,
-  type TestUser,
-} from '../../../services/collab-service/test/support/collab-test-kit';
+import { signUp } from '@hwp/platform/test-kit';
+import { addMembers, type CrossHostStack, collabAs, type TestUser } from '#collab-test/collab-test-kit';
+import { createWorkspace } from '#collab-test/factories';
 import type { Fixtures } from '../service-interface.rows';
 import { expectOk, type Users } from './fixtures-common';
 

@@ -1,5 +1,5 @@
 import type request from 'supertest';
-import type { TestUser } from '../../../services/collab-service/test/support/collab-test-kit';
+import type { TestUser } from '#collab-test/collab-test-kit';
 import type { Role } from '../service-interface.rows';
 
 /** The users the rows are sent as, by role (filled in by the fixtures). */
