@@ -7,9 +7,11 @@
 // deepest level 10 leaf parts). Then BENCH_REPS (15) rounds, each measuring in turn:
 // - `bare expansion`: the whole expansion as one tuned recursive query (expansion-sql.mjs) on a `pg`
 //   pool, rows to objects and nothing else: the floor of a tree read done in SQL;
-// - `tree` GET /v1/boms/:id, `rollup` GET .../cost-rollup, `export.csv`, `export.xlsx`,
-//   `export.erp.csv`, `304 poll` (export.erp.csv with the If-None-Match of the last answer),
-//   `where-used` (levels=all, a leaf used in every branch);
+// - `tree` GET /v1/boms/:id and `rollup` GET .../cost-rollup, each BENCH_READS_PER_ROUND (3) times a
+//   round, every read a sample (a p95 of BENCH_REPS samples alone would be their slowest);
+// - `export.csv`, `export.xlsx`, `export.erp.csv`, and `304 poll`: the ERP export once, then ten
+//   conditional GETs with its ETag and Last-Modified, each a sample;
+// - `where-used` (levels=all, a leaf used in every branch);
 // p50/p95/max of each, the answer's bytes, and for the exports the peak RSS growth of the service
 // process during the request (sampled every 5 ms). Then a BENCH_IMPORT_LINES (100,000) line
 // single-level BOM import (POST /v1/boms/import, applied), against a raw `COPY bom_items FROM STDIN`
@@ -28,6 +30,9 @@ const { newId } = require('../../packages/platform/dist/ids.js');
 
 const reps = Number(process.env.BENCH_REPS ?? 15);
 const importLines = Number(process.env.BENCH_IMPORT_LINES ?? 100_000);
+const POLLS_PER_ROUND = 10;
+/** Tree reads and rollups per round, each a sample: a p95 of BENCH_REPS samples alone is their maximum. */
+const READS_PER_ROUND = Number(process.env.BENCH_READS_PER_ROUND ?? 3);
 
 // Assemblies per level (level 0 is the top); level L lists CHILDREN[L] assemblies of level L + 1.
 const POOL = [1, 6, 18, 40, 80, 150, 261];
@@ -102,6 +107,13 @@ async function inParallel(items, width, work) {
 }
 
 const agent = new http.Agent({ keepAlive: true });
+
+/** READS_PER_ROUND requests one after another, each a sample. */
+async function repeated(read) {
+  const reads = [];
+  for (let i = 0; i < READS_PER_ROUND; i++) reads.push(await read());
+  return { ...reads.at(-1), samples: reads.map((r) => r.ms), statuses: reads.map((r) => r.status) };
+}
 
 /** A GET to the last byte: status, headers, bytes, milliseconds, and the peak RSS growth of `pid` meanwhile. */
 function get(base, path, token, headers = {}, pid) {
@@ -218,17 +230,32 @@ try {
     const at = (path, headers, pid) => get(service.base, path, owner.token, headers, pid);
     const pid = service.child.pid;
     return {
-      [`tree${label}`]: () => at(`/v1/boms/${top}?${q}`),
-      [`rollup${label}`]: () => at(`/v1/boms/${top}/cost-rollup?${q}`),
+      [`tree${label}`]: () => repeated(() => at(`/v1/boms/${top}?${q}`)),
+      [`rollup${label}`]: () => repeated(() => at(`/v1/boms/${top}/cost-rollup?${q}`)),
       [`export.csv${label}`]: () => at(`/v1/boms/${top}/export.csv?${q}`, {}, pid),
       [`export.xlsx${label}`]: () => at(`/v1/boms/${top}/export.xlsx?${q}`, {}, pid),
       [`export.erp.csv${label}`]: () => at(`/v1/boms/${top}/export.erp.csv?${q}`, {}, pid),
+      // An ERP system polling an unchanged BOM: the export once (not timed), then POLLS_PER_ROUND
+      // conditional GETs with its validators, each a sample (a p95 over a dozen samples would be
+      // the slowest one).
       [`304 poll${label}`]: async () => {
         const first = await at(`/v1/boms/${top}/export.erp.csv?${q}`);
-        return at(`/v1/boms/${top}/export.erp.csv?${q}`, {
-          ...(first.headers.etag ? { 'if-none-match': first.headers.etag } : {}),
-          ...(first.headers['last-modified'] ? { 'if-modified-since': first.headers['last-modified'] } : {}),
-        });
+        const polls = [];
+        for (let i = 0; i < POLLS_PER_ROUND; i++) {
+          polls.push(
+            await at(`/v1/boms/${top}/export.erp.csv?${q}`, {
+              ...(first.headers.etag ? { 'if-none-match': first.headers.etag } : {}),
+              ...(first.headers['last-modified']
+                ? { 'if-modified-since': first.headers['last-modified'] }
+                : {}),
+            }),
+          );
+        }
+        return {
+          ...polls.at(-1),
+          samples: polls.map((poll) => poll.ms),
+          statuses: polls.map((p) => p.status),
+        };
       },
       [`where-used${label}`]: () => at(`/v1/parts/${leaf}/where-used?${q}&levels=all`),
     };
@@ -253,10 +280,10 @@ try {
   for (let r = 0; r < reps; r++) {
     for (const [name, run] of Object.entries(kinds)) {
       const result = await run();
-      samples[name].ms.push(result.ms);
+      samples[name].ms.push(...(result.samples ?? [result.ms]));
       samples[name].bytes = result.bytes ?? result.rows;
       if (result.rssGrowth !== undefined) samples[name].rss.push(result.rssGrowth);
-      if (result.status) samples[name].statuses.add(result.status);
+      for (const status of result.statuses ?? [result.status]) if (status) samples[name].statuses.add(status);
     }
   }
   const bare = figures(samples['bare expansion'].ms);
