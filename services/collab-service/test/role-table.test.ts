@@ -1,16 +1,10 @@
 import { WORKSPACE_ROLES, type WorkspaceRole } from '@hwp/contracts';
-import { anonymous, createWorkspace } from '@hwp/platform/test-kit';
+import { anonymous } from '@hwp/platform/test-kit';
 import request from 'supertest';
+import { addMembers, collabAs, newUser, type Stack, startStack, type TestUser } from '#test/collab-test-kit';
+import { createWorkspace } from '#test/factories';
+import { owners, SAMPLES, sampleStack } from '#test/role-samples';
 import { ROLE_RANK } from '../src/modules/workspace-access/workspace-access';
-import {
-  addMembers,
-  collabAs,
-  newUser,
-  type Stack,
-  startStack,
-  type TestUser,
-} from './support/collab-test-kit';
-import { owners, SAMPLES, sampleStack } from './support/role-samples';
 
 /**
  * The route-by-role table: every operation the OpenAPI document marks with `x-required-role` is

@@ -1,8 +1,8 @@
-import { createPart, createWorkspace } from '@hwp/platform/test-kit';
+import { collabMember, type Stack, startStack } from '#test/collab-test-kit';
+import { createPart, createWorkspace } from '#test/factories';
 import { PartEntity } from '../src/modules/parts/part.entity';
 import { isWorkspaceOwned, WorkspaceScope } from '../src/modules/workspace-access/workspace-scope';
 import { WorkspaceMemberEntity } from '../src/modules/workspaces/workspace.entity';
-import { collabMember, type Stack, startStack } from './support/collab-test-kit';
 
 /**
  * Tables keyed by a workspace that are not read through a WorkspaceScope, and why. Anything else with

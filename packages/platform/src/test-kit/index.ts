@@ -1,7 +1,6 @@
 export * from './binary-body';
 export * from './database';
 export * from './eventually';
-export * from './factories';
 export * from './fake-smtp';
 export * from './fake-timers';
 export * from './fake-twilio';

@@ -1,4 +1,4 @@
-import { csv, records, refusal } from '../../test/support/parts-import-kit';
+import { csv, records, refusal } from '#test/parts-import-kit';
 import { PART_IMPORT_ALIASES } from '../modules/parts/import/header-aliases';
 import { parseJsonObject, splitTags } from './cell-values';
 import { normaliseHeaders } from './headers';

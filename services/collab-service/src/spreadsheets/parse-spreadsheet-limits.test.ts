@@ -1,6 +1,6 @@
 import { fakeOnly } from '@hwp/platform/test-kit';
-import { csv, MB, records, refusal } from '../../test/support/parts-import-kit';
-import { workbook } from '../../test/support/spreadsheets';
+import { csv, MB, records, refusal } from '#test/parts-import-kit';
+import { workbook } from '#test/spreadsheets';
 import { openSpreadsheet, parseSpreadsheet } from './parse-spreadsheet';
 
 describe('parseSpreadsheet: type, size and row limits', () => {

@@ -1,14 +1,7 @@
 import { deflateRawSync } from 'node:zlib';
 import * as XLSX from 'xlsx';
-import { MB, records, refusal } from '../../test/support/parts-import-kit';
-import {
-  deflatedZeros,
-  storedPart,
-  workbook,
-  XLSX_SKELETON,
-  type ZipPart,
-  zip,
-} from '../../test/support/spreadsheets';
+import { MB, records, refusal } from '#test/parts-import-kit';
+import { deflatedZeros, storedPart, workbook, XLSX_SKELETON, type ZipPart, zip } from '#test/spreadsheets';
 import { parseSpreadsheet } from './parse-spreadsheet';
 import * as workerLauncher from './worker-launcher';
 import { inspectZip, ZipRejection } from './zip-inspect';

@@ -5,7 +5,6 @@ import { type ApiConfig, apiService, loadApiConfig } from '@hwp/api-service';
 import type { WorkspaceRole } from '@hwp/contracts';
 import {
   as,
-  createWorkspace,
   signUp,
   startTestService,
   startTokenIssuer,
@@ -15,6 +14,7 @@ import {
 import { type CollabConfig, loadCollabConfig } from '../../src/config';
 import type { WorkspacesExports } from '../../src/modules/workspaces/workspaces.feature';
 import { collabService } from '../../src/service';
+import { createWorkspace } from './factories';
 
 export type CollabTestService = TestService<CollabConfig>;
 export type ApiTestService = TestService<ApiConfig>;

@@ -1,6 +1,6 @@
 import type { CreatePartRequest, Part, PartList } from '@hwp/contracts';
-import { createPart } from '@hwp/platform/test-kit';
 import { collabAs, type Stack, type Team, type TestUser, teamWorkspace } from './collab-test-kit';
+import { createPart } from './factories';
 
 /**
  * What the tests of src/modules/parts share, bound to their file's stack (`stackOf` is read when a

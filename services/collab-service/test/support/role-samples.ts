@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createPart, createPartVersion, uniqueEmail } from '@hwp/platform/test-kit';
+import { uniqueEmail } from '@hwp/platform/test-kit';
 import type request from 'supertest';
 import { collabAs, type Stack, type TestUser } from './collab-test-kit';
+import { createPart, createPartVersion } from './factories';
 
 /**
  * The samples of the route-by-role table (test/role-table.test.ts): for each role-gated operation,

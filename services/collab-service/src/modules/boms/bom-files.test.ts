@@ -3,8 +3,8 @@ import type { Bom, BomNode, Part } from '@hwp/contracts';
 import { binary } from '@hwp/platform/test-kit';
 import ExcelJS from 'exceljs';
 import Papa from 'papaparse';
-import { bomKit } from '../../../test/support/boms-kit';
-import { type Stack, startStack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
+import { bomKit } from '#test/boms-kit';
+import { type Stack, startStack, type Team, teamWorkspace } from '#test/collab-test-kit';
 
 let stack: Stack;
 beforeAll(async () => {

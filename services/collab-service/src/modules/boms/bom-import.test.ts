@@ -1,6 +1,6 @@
 import type { Bom, BomImportReport } from '@hwp/contracts';
-import { bomKit } from '../../../test/support/boms-kit';
-import { type Stack, startStack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
+import { bomKit } from '#test/boms-kit';
+import { type Stack, startStack, type Team, teamWorkspace } from '#test/collab-test-kit';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import type { Bom, BomDetail, CostRollup, Part } from '@hwp/contracts';
-import { bomKit, outline } from '../../../test/support/boms-kit';
-import { type Stack, startStack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
+import { bomKit, outline } from '#test/boms-kit';
+import { type Stack, startStack, type Team, teamWorkspace } from '#test/collab-test-kit';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { expectEventually } from '@hwp/platform/test-kit';
 import type { EntityManager } from 'typeorm';
-import { collabAs, type Stack } from '../../../test/support/collab-test-kit';
-import { eventsModuleFor, useEventsStack } from '../../../test/support/events-kit';
+import { collabAs, type Stack } from '#test/collab-test-kit';
+import { eventsModuleFor, useEventsStack } from '#test/events-kit';
 
 // One collaboration process on its database (no replica), so stopping its outbox relay stops every
 // publication of the events: what its streams still get came from the hand-over at commit.

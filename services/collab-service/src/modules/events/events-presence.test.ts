@@ -1,7 +1,7 @@
 import type { CollabEvent } from '@hwp/contracts';
 import { expectEventually } from '@hwp/platform/test-kit';
-import { collabAs, type Stack } from '../../../test/support/collab-test-kit';
-import { eventsModuleFor, useEventsStack } from '../../../test/support/events-kit';
+import { collabAs, type Stack } from '#test/collab-test-kit';
+import { eventsModuleFor, useEventsStack } from '#test/events-kit';
 
 let stack: Stack;
 const { open, workspace, emit } = useEventsStack((started) => {

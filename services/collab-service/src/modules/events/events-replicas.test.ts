@@ -1,7 +1,7 @@
 import { expectEventually } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { type CrossHostStack, collabAs, startCrossHostStack } from '../../../test/support/collab-test-kit';
-import { eventsModuleFor, useEventsStack } from '../../../test/support/events-kit';
+import { type CrossHostStack, collabAs, startCrossHostStack } from '#test/collab-test-kit';
+import { eventsModuleFor, useEventsStack } from '#test/events-kit';
 
 let stack: CrossHostStack;
 // Cross-host: a logout on the API host ends the streams on every replica.

@@ -1,8 +1,8 @@
 import { type CollabEvent, RoutingKeys } from '@hwp/contracts';
 import { buildEnvelope } from '@hwp/platform';
 import { expectEventually } from '@hwp/platform/test-kit';
-import { collabAs, type Stack } from '../../../test/support/collab-test-kit';
-import { useEventsStack } from '../../../test/support/events-kit';
+import { collabAs, type Stack } from '#test/collab-test-kit';
+import { useEventsStack } from '#test/events-kit';
 import { EventLogRepository } from './event-log.repository';
 
 let stack: Stack;

@@ -1,11 +1,5 @@
 import request from 'supertest';
-import {
-  collabAs,
-  collabMember,
-  type Stack,
-  startStack,
-  type TestUser,
-} from '../../../test/support/collab-test-kit';
+import { collabAs, collabMember, type Stack, startStack, type TestUser } from '#test/collab-test-kit';
 
 let stack: Stack;
 let user: TestUser;

@@ -1,11 +1,6 @@
 import { expectEventually } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import {
-  type CrossHostStack,
-  collabAs,
-  newUser,
-  startCrossHostStack,
-} from '../../../test/support/collab-test-kit';
+import { type CrossHostStack, collabAs, newUser, startCrossHostStack } from '#test/collab-test-kit';
 
 let stack: CrossHostStack;
 beforeAll(async () => {

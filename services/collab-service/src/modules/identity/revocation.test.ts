@@ -11,7 +11,7 @@ import {
   newUser,
   startCrossHostStack,
   type TestUser,
-} from '../../../test/support/collab-test-kit';
+} from '#test/collab-test-kit';
 
 let stack: CrossHostStack;
 let replica: CollabTestService;

@@ -1,6 +1,6 @@
 import { expectEventually } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import { collabAs, newUser, type Stack, startStack } from '../../../test/support/collab-test-kit';
+import { collabAs, newUser, type Stack, startStack } from '#test/collab-test-kit';
 
 let stack: Stack;
 beforeAll(async () => {

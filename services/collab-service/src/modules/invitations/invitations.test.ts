@@ -8,7 +8,7 @@ import {
   newUser,
   startCrossHostStack,
   type TestUser,
-} from '../../../test/support/collab-test-kit';
+} from '#test/collab-test-kit';
 
 const SITE_URL = 'https://app.example.test';
 

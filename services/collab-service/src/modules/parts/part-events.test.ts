@@ -1,12 +1,7 @@
-import { createPart, createPartVersion, listen } from '@hwp/platform/test-kit';
-import {
-  collabAs,
-  type Stack,
-  startStack,
-  type Team,
-  teamWorkspace,
-} from '../../../test/support/collab-test-kit';
-import { SseClient } from '../../../test/support/sse-client';
+import { listen } from '@hwp/platform/test-kit';
+import { collabAs, type Stack, startStack, type Team, teamWorkspace } from '#test/collab-test-kit';
+import { createPart, createPartVersion } from '#test/factories';
+import { SseClient } from '#test/sse-client';
 
 /** DECISIONS.md section 7: every part change is one `part` event on the workspace's stream. */
 let stack: Stack;

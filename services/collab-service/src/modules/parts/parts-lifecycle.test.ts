@@ -1,6 +1,6 @@
 import type { PartDetail, PartVersion } from '@hwp/contracts';
-import { type Stack, startStack, type TestUser } from '../../../test/support/collab-test-kit';
-import { partsKit } from '../../../test/support/parts-kit';
+import { type Stack, startStack, type TestUser } from '#test/collab-test-kit';
+import { partsKit } from '#test/parts-kit';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import type { PartDetail, PartList } from '@hwp/contracts';
-import { type Stack, startStack, teamWorkspace } from '../../../test/support/collab-test-kit';
-import { numbers, partsKit } from '../../../test/support/parts-kit';
+import { type Stack, startStack, teamWorkspace } from '#test/collab-test-kit';
+import { numbers, partsKit } from '#test/parts-kit';
 
 // Lists of large workspaces (totals, estimates, late pages) and the list's presentation of a part;
 // creating, searching and checking parts on a small workspace is in parts.test.ts.

@@ -1,6 +1,6 @@
 import type { Part } from '@hwp/contracts';
-import { type Stack, startStack, type Team } from '../../../test/support/collab-test-kit';
-import { numbers, partsKit } from '../../../test/support/parts-kit';
+import { type Stack, startStack, type Team } from '#test/collab-test-kit';
+import { numbers, partsKit } from '#test/parts-kit';
 
 let stack: Stack;
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import {
   type Team,
   type TestUser,
   teamWorkspace,
-} from '../../../test/support/collab-test-kit';
+} from '#test/collab-test-kit';
 
 let stack: Stack;
 beforeAll(async () => {

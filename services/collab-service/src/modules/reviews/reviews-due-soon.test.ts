@@ -1,7 +1,7 @@
 import { listen } from '@hwp/platform/test-kit';
-import { mailedTo, type Stack, startStack, teamWorkspace } from '../../../test/support/collab-test-kit';
-import { filesKit } from '../../../test/support/shared-files-kit';
-import { SseClient } from '../../../test/support/sse-client';
+import { mailedTo, type Stack, startStack, teamWorkspace } from '#test/collab-test-kit';
+import { filesKit } from '#test/shared-files-kit';
+import { SseClient } from '#test/sse-client';
 import { collabService } from '../../service';
 import type { ReviewsExports } from './reviews.feature';
 

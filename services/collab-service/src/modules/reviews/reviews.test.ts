@@ -1,14 +1,8 @@
 import type { DesignReview, Task, WorkspaceStats } from '@hwp/contracts';
 import { listen } from '@hwp/platform/test-kit';
-import {
-  mailedTo,
-  type Stack,
-  startStack,
-  type Team,
-  teamWorkspace,
-} from '../../../test/support/collab-test-kit';
-import { filesKit } from '../../../test/support/shared-files-kit';
-import { SseClient } from '../../../test/support/sse-client';
+import { mailedTo, type Stack, startStack, type Team, teamWorkspace } from '#test/collab-test-kit';
+import { filesKit } from '#test/shared-files-kit';
+import { SseClient } from '#test/sse-client';
 
 let stack: Stack;
 let server: Awaited<ReturnType<typeof listen>>;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FileBranch } from '@hwp/contracts';
-import { type Stack, startStack, teamWorkspace } from '../../../test/support/collab-test-kit';
-import { filesKit } from '../../../test/support/shared-files-kit';
+import { type Stack, startStack, teamWorkspace } from '#test/collab-test-kit';
+import { filesKit } from '#test/shared-files-kit';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 

@@ -9,9 +9,9 @@ import {
   type Team,
   type TestUser,
   teamWorkspace,
-} from '../../../test/support/collab-test-kit';
-import { filesKit } from '../../../test/support/shared-files-kit';
-import { SseClient } from '../../../test/support/sse-client';
+} from '#test/collab-test-kit';
+import { filesKit } from '#test/shared-files-kit';
+import { SseClient } from '#test/sse-client';
 
 let stack: Stack;
 let server: Awaited<ReturnType<typeof listen>>;

@@ -9,8 +9,8 @@ import {
   startCrossHostStack,
   type Team,
   teamWorkspace,
-} from '../../../test/support/collab-test-kit';
-import { filesKit } from '../../../test/support/shared-files-kit';
+} from '#test/collab-test-kit';
+import { filesKit } from '#test/shared-files-kit';
 
 let stack: CrossHostStack;
 beforeAll(async () => {

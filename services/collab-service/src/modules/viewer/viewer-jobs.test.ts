@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { RoutingKeys } from '@hwp/contracts';
+import type { Stack, Team } from '#test/collab-test-kit';
+import type { filesKit } from '#test/shared-files-kit';
+import { viewerTestKit } from '#test/viewer-kit';
 import { binaryStl, boxTriangles } from '../../../../api-service/test/support/cad-fixtures';
-import type { Stack, Team } from '../../../test/support/collab-test-kit';
-import type { filesKit } from '../../../test/support/shared-files-kit';
-import { viewerTestKit } from '../../../test/support/viewer-kit';
 import { collabService } from '../../service';
 import type { ViewerExports } from './viewer.feature';
 

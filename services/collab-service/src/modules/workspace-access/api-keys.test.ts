@@ -1,7 +1,7 @@
 import type { ApiKeyList, CreatedApiKey } from '@hwp/contracts';
 import request from 'supertest';
-import { bomKit } from '../../../test/support/boms-kit';
-import { type Stack, startStack, type Team, teamWorkspace } from '../../../test/support/collab-test-kit';
+import { bomKit } from '#test/boms-kit';
+import { type Stack, startStack, type Team, teamWorkspace } from '#test/collab-test-kit';
 
 let stack: Stack;
 beforeAll(async () => {

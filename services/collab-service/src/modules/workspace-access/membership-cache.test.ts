@@ -1,13 +1,7 @@
 import { expectEventually, listen } from '@hwp/platform/test-kit';
 import request from 'supertest';
-import {
-  collabAs,
-  type Stack,
-  startStack,
-  type Team,
-  teamWorkspace,
-} from '../../../test/support/collab-test-kit';
-import { filesKit } from '../../../test/support/shared-files-kit';
+import { collabAs, type Stack, startStack, type Team, teamWorkspace } from '#test/collab-test-kit';
+import { filesKit } from '#test/shared-files-kit';
 
 let stack: Stack;
 beforeAll(async () => {

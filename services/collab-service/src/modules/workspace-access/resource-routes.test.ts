@@ -1,13 +1,7 @@
 import type { Bom, DesignReview, Part, Task } from '@hwp/contracts';
-import { bomKit } from '../../../test/support/boms-kit';
-import {
-  addMembers,
-  type Stack,
-  startStack,
-  type Team,
-  teamWorkspace,
-} from '../../../test/support/collab-test-kit';
-import { filesKit } from '../../../test/support/shared-files-kit';
+import { bomKit } from '#test/boms-kit';
+import { addMembers, type Stack, startStack, type Team, teamWorkspace } from '#test/collab-test-kit';
+import { filesKit } from '#test/shared-files-kit';
 
 // Issue 35, finding 1: an id in a path names its own workspace. Requests shaped exactly as the
 // interface document's rows (section 4.6, 4.7, 4.10) name no workspace, and must work as they are.

@@ -1,10 +1,4 @@
-import {
-  collabAs,
-  type Stack,
-  startStack,
-  type Team,
-  teamWorkspace,
-} from '../../../../test/support/collab-test-kit';
+import { collabAs, type Stack, startStack, type Team, teamWorkspace } from '#test/collab-test-kit';
 
 /** A CSV as German Excel writes it: `;` between cells, a comma before the decimals. */
 const GERMAN = Buffer.from(

@@ -1,7 +1,7 @@
 import type { ImportReport, PartDetail, PartList } from '@hwp/contracts';
-import type { Team } from '../../../../test/support/collab-test-kit';
-import { csvOf, goodRow, type Row, usePartImportStack } from '../../../../test/support/parts-import-kit';
-import { workbook } from '../../../../test/support/spreadsheets';
+import type { Team } from '#test/collab-test-kit';
+import { csvOf, goodRow, type Row, usePartImportStack } from '#test/parts-import-kit';
+import { workbook } from '#test/spreadsheets';
 
 const { as, team, upload, partCount, historyState, openStream } = usePartImportStack();
 

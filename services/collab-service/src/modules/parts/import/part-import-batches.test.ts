@@ -1,6 +1,6 @@
 import type { PartDetail, PartList } from '@hwp/contracts';
-import type { Stack } from '../../../../test/support/collab-test-kit';
-import { csvOf, goodRow, type Row, usePartImportStack } from '../../../../test/support/parts-import-kit';
+import type { Stack } from '#test/collab-test-kit';
+import { csvOf, goodRow, type Row, usePartImportStack } from '#test/parts-import-kit';
 
 // Files over many write batches, and changes made by others while an import runs (the first tests of
 // this describe, on one workspace, are in part-import-apply.test.ts).

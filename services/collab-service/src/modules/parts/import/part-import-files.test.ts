@@ -1,7 +1,7 @@
 import type { PartList } from '@hwp/contracts';
-import type { Team } from '../../../../test/support/collab-test-kit';
-import { csvOf, MB, usePartImportStack } from '../../../../test/support/parts-import-kit';
-import { deflatedZeros, workbook, XLSX_SKELETON, zip } from '../../../../test/support/spreadsheets';
+import type { Team } from '#test/collab-test-kit';
+import { csvOf, MB, usePartImportStack } from '#test/parts-import-kit';
+import { deflatedZeros, workbook, XLSX_SKELETON, zip } from '#test/spreadsheets';
 
 let base: string;
 const { as, team, upload, partCount, openStream } = usePartImportStack((running) => {
