@@ -105,7 +105,20 @@ describe('the pool when the server ends its sessions', () => {
     const error = await running;
     expect((error as { code?: string }).code).toBe('57P01');
     expectDatabase503(error);
-    expect(await dataSource.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    // The pool's idle connections were ended with it: each leaves the pool when its end is read, and
+    // a query that meets one first fails as unavailable too (a loaded machine reads them late).
+    // Then the pool serves again.
+    const meanwhile: unknown[] = [];
+    let answer: unknown;
+    for (const until = Date.now() + 5_000; answer === undefined && Date.now() < until; ) {
+      answer = await dataSource.query('SELECT 1 AS one').catch((failed: unknown) => {
+        meanwhile.push(failed);
+        return undefined;
+      });
+    }
+    for (const failed of meanwhile) expectDatabase503(failed);
+    expect(meanwhile.length).toBeLessThanOrEqual(3);
+    expect(answer).toEqual([{ one: 1 }]);
   });
 
   it('waits for a free connection at most DB_CONNECT_TIMEOUT_MS, then answers 503 with Retry-After', async () => {
