@@ -46,4 +46,5 @@ test("another tenant's single upload is processed among the first, not behind a 
   expect(order).toHaveLength(31);
   // Round-robin by tenant: the batch's first file, its second, then the other tenant's (31st in FIFO).
   expect(order.indexOf(mine.current_revision_id)).toBeLessThan(4);
-});
+  // Thirty-one uploads, then up to a minute for the processing: more than jest's default minute.
+}, 120_000);
