@@ -102,14 +102,21 @@ describe('AmqpTransport on quorum work queues', () => {
       releaseHanging = resolve;
     });
     let deliveries = 0;
+    // The first delivery can arrive before the broker's confirm of the publish; cutting the
+    // connection then would fail the publish, not the delivery. Cuts wait for the confirm.
+    let confirmed: () => void = () => undefined;
+    const published = new Promise<void>((resolve) => {
+      confirmed = resolve;
+    });
     await subscribe('crashing', async () => {
       deliveries++;
       // The handler never finishes; the connection is cut under it, as when the process dies.
-      void proxy.stop().then(() => proxy.start());
+      void published.then(() => proxy.stop()).then(() => proxy.start());
       await hanging;
     });
     const envelope = buildEnvelope({ type: key('crashing'), actor: 'test', data: {} });
     await transport.publish(envelope);
+    confirmed();
     const dlq = `${queueOf('crashing')}.dlq`;
     await expectEventually(async () => expect((await channel.checkQueue(dlq)).messageCount).toBe(1), {
       timeoutMs: 20_000,
