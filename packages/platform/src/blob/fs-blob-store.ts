@@ -45,12 +45,6 @@ import {
 import { OpenFiles } from './open-files';
 
 export {
-  createFsPresignedHandler,
-  createFsPresignedMiddleware,
-  type FsPresignedHandler,
-  parseRangeHeader,
-} from './fs-presigned-handler';
-export {
   type FsPresignedCheck,
   type VerifyFsPresignedUrlOptions,
   verifyFsPresignedUrl,

@@ -20,16 +20,18 @@ export {
 } from './blob-store';
 export { assertValidBlobKey } from './blob-validation';
 export {
-  createFsPresignedHandler,
-  createFsPresignedMiddleware,
   FsBlobStore,
   type FsBlobStoreOptions,
   type FsPresignedCheck,
-  type FsPresignedHandler,
-  parseRangeHeader,
   type VerifyFsPresignedUrlOptions,
   verifyFsPresignedUrl,
 } from './fs-blob-store';
+export {
+  createFsPresignedHandler,
+  createFsPresignedMiddleware,
+  type FsPresignedHandler,
+  parseRangeHeader,
+} from './fs-presigned-handler';
 export { HashingStream } from './hashing-stream';
 export { S3BlobStore, type S3BlobStoreOptions } from './s3-blob-store';
 

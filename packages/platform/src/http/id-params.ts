@@ -1,7 +1,7 @@
 import { ErrorBodyDto } from '@hwp/contracts';
 import type { RequestHandler } from 'express';
 import { NotFoundError } from '../errors';
-import type { JsonSchema, ResponseSpec } from './openapi';
+import type { JsonSchema, ResponseSpec } from './openapi-schemas';
 
 /** A UUID in its canonical text form, any version, either case (what Postgres' uuid type prints). */
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,9 +1,20 @@
+import type { ClassConstructor } from 'class-transformer';
 import { getMetadataStorage, IS_ISO8601, ValidationTypes } from 'class-validator';
 import { validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { defaultConverters, type SchemaConverter } from 'class-validator-jsonschema/build/defaultConverters';
 import type { IOptions } from 'class-validator-jsonschema/build/options';
 
 export type JsonSchema = Record<string, unknown>;
+
+/** One answer of an operation in the OpenAPI document. */
+export interface ResponseSpec {
+  description: string;
+  /** A DTO class (its schema is referenced) or an inline JSON schema. */
+  schema?: ClassConstructor<object> | JsonSchema;
+  /** Default application/json. */
+  contentType?: string;
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
+}
 
 export const REF_PREFIX = '#/components/schemas/';
 

@@ -1,17 +1,14 @@
 import type { ClassConstructor } from 'class-transformer';
 import { pathParamSchema } from './id-params';
-import { contractSchemas, type JsonSchema, REF_PREFIX, referencedSchemas } from './openapi-schemas';
+import {
+  contractSchemas,
+  type JsonSchema,
+  REF_PREFIX,
+  type ResponseSpec,
+  referencedSchemas,
+} from './openapi-schemas';
 
-export type { JsonSchema } from './openapi-schemas';
-
-export interface ResponseSpec {
-  description: string;
-  /** A DTO class (its schema is referenced) or an inline JSON schema. */
-  schema?: ClassConstructor<object> | JsonSchema;
-  /** Default application/json. */
-  contentType?: string;
-  headers?: Record<string, { description: string; schema: JsonSchema }>;
-}
+export type { JsonSchema, ResponseSpec } from './openapi-schemas';
 
 /** A response whose body is bytes (a download, an image), not JSON. */
 export function binaryResponse(description: string, contentType = 'application/octet-stream'): ResponseSpec {

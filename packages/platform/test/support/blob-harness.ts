@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { BlobStore } from '../../src/blob/blob-store';
-import { createFsPresignedHandler, FsBlobStore, type FsPresignedHandler } from '../../src/blob/fs-blob-store';
+import { FsBlobStore } from '../../src/blob/fs-blob-store';
+import { createFsPresignedHandler, type FsPresignedHandler } from '../../src/blob/fs-presigned-handler';
 import { S3BlobStore } from '../../src/blob/s3-blob-store';
 import { startS3rver } from '../../src/test-kit/s3rver';
 
