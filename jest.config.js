@@ -33,6 +33,7 @@ module.exports = {
   moduleNameMapper: {
     '^@hwp/(contracts|platform|geometry)$': '<rootDir>/packages/$1/src',
     '^@hwp/platform/test-kit$': '<rootDir>/packages/platform/src/test-kit',
+    '^@hwp/geometry/test-kit$': '<rootDir>/packages/geometry/test/support/mesh-fixtures',
     '^@hwp/(api-service|collab-service)$': '<rootDir>/services/$1/src',
   },
   // One id per run: each service's migrations run once into a template database that every test

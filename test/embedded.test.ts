@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
+import { binaryStlBox } from '@hwp/geometry/test-kit';
 import { expectEventually, latestMessage } from '@hwp/platform/test-kit';
 import WebSocket from 'ws';
-import { binaryStlBox } from '#api-test/cad-fixtures';
 import { supabaseClientFlow } from '#api-test/supabase-flow';
 import {
   embeddedDataDir,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { WebIO } from '@gltf-transform/core';
-import { objTwoCubes } from '../../../services/api-service/test/support/cad-fixtures';
+import { objTwoCubes } from '@hwp/geometry/test-kit';
 import { MeshParseError, modelFormatOf, readGlb, stepBoxes, translateModel } from './index';
 
 const occtFile = (path: string) =>

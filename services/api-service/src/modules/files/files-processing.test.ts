@@ -1,19 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { type FileRecord, RoutingKeys } from '@hwp/contracts';
+import { asciiStlBox, binaryStlBox, inventorCubeStep, objTwoCubes } from '@hwp/geometry/test-kit';
 import { checkedEvent } from '@hwp/platform';
 import { expectEventually } from '@hwp/platform/test-kit';
 import sharp from 'sharp';
 import { as, signUp, type TestUser } from '#test/api-test-kit';
-import {
-  asciiStlBox,
-  binaryStlBox,
-  dxfDrawing,
-  inventorCubeStep,
-  objTwoCubes,
-  solidWorksCompound,
-  solidWorksLater,
-  stepAssembly,
-} from '#test/cad-fixtures';
+import { dxfDrawing, solidWorksCompound, solidWorksLater, stepAssembly } from '#test/cad-fixtures';
 import { EICAR, type RunningClamd, startClamd } from '#test/clamd';
 import { upload } from '#test/factories';
 import { binary, settled, startFilesApi } from '#test/files-test-setup';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FileRecord, FileRevisionList } from '@hwp/contracts';
+import { binaryStlBox } from '@hwp/geometry/test-kit';
 import request from 'supertest';
 import { as, signUp } from '#test/api-test-kit';
-import { binaryStlBox } from '#test/cad-fixtures';
 import { joinTenant, team, upload } from '#test/factories';
 import { binary, bytes, inTenant, settled, startFilesApi } from '#test/files-test-setup';
 import { expectTenantIsolation } from '#test/tenant-isolation';

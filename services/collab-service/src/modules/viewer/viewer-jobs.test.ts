@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import { RoutingKeys } from '@hwp/contracts';
+import { binaryStl, boxTriangles } from '@hwp/geometry/test-kit';
 import type { Stack, Team } from '#test/collab-test-kit';
 import type { filesKit } from '#test/shared-files-kit';
 import { viewerTestKit } from '#test/viewer-kit';
-import { binaryStl, boxTriangles } from '../../../../api-service/test/support/cad-fixtures';
 import { collabService } from '../../service';
 import type { ViewerExports } from './viewer.feature';
 

@@ -1,11 +1,11 @@
 import type { ModelLookup, Translation, TranslationStatusEntry } from '@hwp/contracts';
 import { readGlb, stepBoxes } from '@hwp/geometry';
+import { binaryStl, boxTriangles } from '@hwp/geometry/test-kit';
 import { binary, type listen } from '@hwp/platform/test-kit';
 import { type Stack, type Team, teamWorkspace } from '#test/collab-test-kit';
 import type { filesKit } from '#test/shared-files-kit';
 import { SseClient } from '#test/sse-client';
 import { viewerTestKit } from '#test/viewer-kit';
-import { binaryStl, boxTriangles } from '../../../../api-service/test/support/cad-fixtures';
 
 /** Translating models, looking them up and serving their GLBs (the jobs' claims and leases: viewer-jobs.test.ts). */
 let stack: Stack;

@@ -1,4 +1,4 @@
-import { boxTriangles } from '#test/cad-fixtures';
+import { boxTriangles } from '@hwp/geometry/test-kit';
 import { coverage, renderMesh } from './mesh-render';
 
 const box = (dx: number, dy: number, dz: number) => new Float32Array(boxTriangles(dx, dy, dz).flat());
