@@ -1,4 +1,11 @@
-import { generateKeyPairSync, randomBytes, randomUUID, sign } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  randomBytes,
+  randomUUID,
+  sign,
+} from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AuthResponse, User } from '@hwp/contracts';
@@ -21,8 +28,16 @@ export interface TokenIssuer {
 
 const TOKEN_SECONDS = 3600;
 
+/** The run's key (made once by jest's global setup, HWP_TEST_ISSUER_KEY), else a new one. */
+function issuerKey() {
+  const pem = process.env.HWP_TEST_ISSUER_KEY;
+  if (!pem) return generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const privateKey = createPrivateKey(pem);
+  return { privateKey, publicKey: createPublicKey(privateKey) };
+}
+
 export async function startTokenIssuer(issuer = 'hwp-api', audience = 'authenticated'): Promise<TokenIssuer> {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey } = issuerKey();
   const kid = randomBytes(8).toString('hex');
   const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' }] };
   const server = createServer((req, res) => {
