@@ -7,7 +7,7 @@ import type {
   PartVersionStatus,
 } from '@hwp/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { registerWorkspaceOwned } from '../workspace-access/workspace-scope';
+import { registerWorkspaceOwned, WorkspaceRow } from '../workspace-access/workspace-scope';
 import { ApprovalColumns } from './approval-columns';
 
 /** numeric comes back from pg as a string; the service keeps it a number. */
@@ -21,13 +21,7 @@ const numericAsNumber = {
  * case-insensitive unique part number per workspace, the search indexes and the CHECKs.
  */
 @Entity({ name: 'parts' })
-export class PartEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class PartEntity extends WorkspaceRow {
   @Column({ name: 'part_number', type: 'text' })
   partNumber: string;
 

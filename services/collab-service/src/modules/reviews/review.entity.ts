@@ -1,6 +1,6 @@
 import type { ReviewStatus, TaskStatus } from '@hwp/contracts';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { registerWorkspaceOwned } from '../workspace-access/workspace-scope';
+import { registerWorkspaceOwned, WorkspaceRow } from '../workspace-access/workspace-scope';
 
 /**
  * The tables of migrations/1764300000000-CreateReviews (and the due-soon marks of DueSoonNotices).
@@ -9,13 +9,7 @@ import { registerWorkspaceOwned } from '../workspace-access/workspace-scope';
 
 /** A workspace's review template: its checklist becomes a review's tasks. */
 @Entity({ name: 'review_templates' })
-export class ReviewTemplateEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class ReviewTemplateEntity extends WorkspaceRow {
   @Column('text')
   name: string;
 
@@ -34,13 +28,7 @@ export class ReviewTemplateEntity {
 
 /** A design review of a path (a file, or one version of it). */
 @Entity({ name: 'design_reviews' })
-export class DesignReviewEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class DesignReviewEntity extends WorkspaceRow {
   @Column('text')
   path: string;
 
@@ -116,13 +104,7 @@ export class ReviewTaskEntity {
 
 /** A task on a path; deleting one marks it (`deleted_at`), and it leaves every list and count. */
 @Entity({ name: 'tasks' })
-export class TaskEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class TaskEntity extends WorkspaceRow {
   @Column('text')
   path: string;
 

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { registerWorkspaceOwned } from '../workspace-access/workspace-scope';
+import { registerWorkspaceOwned, WorkspaceRow } from '../workspace-access/workspace-scope';
 
 /**
  * The workspace-owned tables of the shared files (migration CreateSharedFiles1764200000000, which
@@ -9,13 +9,7 @@ import { registerWorkspaceOwned } from '../workspace-access/workspace-scope';
 
 /** A file of `<workspace>/<username>/`: live, or in the trash until `purge_at`. */
 @Entity({ name: 'shared_files' })
-export class SharedFileEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class SharedFileEntity extends WorkspaceRow {
   @Column('text')
   username: string;
 
@@ -46,13 +40,7 @@ export class SharedFileEntity {
 
 /** A branch of a file: its own file (suffix writes) or a line of the base file's versions. */
 @Entity({ name: 'shared_file_branches' })
-export class SharedFileBranchEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class SharedFileBranchEntity extends WorkspaceRow {
   @Column('text')
   username: string;
 
@@ -108,13 +96,7 @@ export class SharedFileLockEntity {
 
 /** A comment on a path, with the members it mentions. */
 @Entity({ name: 'shared_file_comments' })
-export class SharedFileCommentEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class SharedFileCommentEntity extends WorkspaceRow {
   @Column('text')
   path: string;
 
@@ -136,13 +118,7 @@ export class SharedFileCommentEntity {
 
 /** A losing upload kept as a conflict copy of its base file, until resolved. */
 @Entity({ name: 'shared_file_conflicts' })
-export class SharedFileConflictEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class SharedFileConflictEntity extends WorkspaceRow {
   @Column({ name: 'base_file_id', type: 'uuid' })
   baseFileId: string;
 

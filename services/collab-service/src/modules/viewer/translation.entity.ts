@@ -1,7 +1,7 @@
 import type { Translation } from '@hwp/contracts';
 import type { ModelFormat } from '@hwp/geometry';
-import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { registerWorkspaceOwned } from '../workspace-access/workspace-scope';
+import { Column, Entity } from 'typeorm';
+import { registerWorkspaceOwned, WorkspaceRow } from '../workspace-access/workspace-scope';
 
 /**
  * A model translation (migrations 1764400000000-CreateModelTranslations and
@@ -9,13 +9,7 @@ import { registerWorkspaceOwned } from '../workspace-access/workspace-scope';
  * a time under a lease. bigint columns stay strings (as pg answers them).
  */
 @Entity({ name: 'model_translations' })
-export class TranslationEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class TranslationEntity extends WorkspaceRow {
   @Column({ name: 'file_id', type: 'uuid' })
   fileId: string;
 

@@ -1,20 +1,19 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { API_KEY_PREFIX, type ApiKey, type ApiKeyList, type CreatedApiKey } from '@hwp/contracts';
 import { NotFoundError, newId, UnauthorizedError } from '@hwp/platform';
-import { Column, type DataSource, Entity, PrimaryColumn } from 'typeorm';
+import { Column, type DataSource, Entity } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
-import { registerWorkspaceOwned, type WorkspaceAccess, type WorkspaceScope } from './workspace-scope';
+import {
+  registerWorkspaceOwned,
+  type WorkspaceAccess,
+  WorkspaceRow,
+  type WorkspaceScope,
+} from './workspace-scope';
 
 /** A workspace API key: the secret is shown once and stored as its sha256 only. */
 @Entity({ name: 'workspace_api_keys' })
-export class WorkspaceApiKeyEntity {
-  @PrimaryColumn('uuid')
-  id: string;
-
-  @Column({ name: 'workspace_id', type: 'uuid' })
-  workspaceId: string;
-
+export class WorkspaceApiKeyEntity extends WorkspaceRow {
   @Column('text')
   name: string;
 

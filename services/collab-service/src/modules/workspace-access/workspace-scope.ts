@@ -1,9 +1,21 @@
 import type { WorkspaceRole } from '@hwp/contracts';
 import { Ownership, ScopedRepository } from '@hwp/platform';
-import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import { Column, type EntityManager, type EntityTarget, type ObjectLiteral, PrimaryColumn } from 'typeorm';
 
 /** A row that belongs to one workspace. */
 export interface WorkspaceOwned extends ObjectLiteral {
+  workspaceId: string;
+}
+
+/**
+ * The columns a workspace-owned row starts with: its id (a UUID the service makes) and its workspace.
+ * Entities extend it and are registered with registerWorkspaceOwned.
+ */
+export abstract class WorkspaceRow implements WorkspaceOwned {
+  @PrimaryColumn('uuid')
+  id: string;
+
+  @Column({ name: 'workspace_id', type: 'uuid' })
   workspaceId: string;
 }
 
