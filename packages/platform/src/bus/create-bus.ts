@@ -17,7 +17,7 @@ export interface BusOptions {
   /** The relay's time limits and back-off (defaults in OutboxRelayOptions). */
   relay?: Pick<
     OutboxRelayOptions,
-    'maxBackoffMs' | 'statementTimeoutMs' | 'publishTimeoutMs' | 'batchTimeoutMs'
+    'maxBackoffMs' | 'maxPublishBackoffMs' | 'statementTimeoutMs' | 'publishTimeoutMs' | 'batchTimeoutMs'
   >;
   /** Default for subscriptions that do not set their own. */
   maxAttempts?: number;

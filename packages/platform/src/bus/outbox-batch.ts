@@ -28,6 +28,11 @@ interface OutboxRow {
 
 export interface BatchOutcome extends RelayBatchResult {
   error?: string;
+  /**
+   * The database was fine and the broker did not take a row (a nack, no confirm in time, no
+   * connection): worth retrying soon, as a quorum queue whose leader node went is back within seconds.
+   */
+  publishRefused?: boolean;
 }
 
 /** A batch that failed (database error or timeout); names the row it was working on, if any. */
@@ -138,7 +143,7 @@ export class OutboxBatches {
             'outbox publish failed; will retry',
           );
           // Later rows would most likely fail the same way, and keeping order matters more than progress.
-          return { published, failed: true, error: message };
+          return { published, failed: true, error: message, publishRefused: true };
         }
         this.rememberConfirmed(row.id);
       }

@@ -16,7 +16,7 @@ import { openBusDatabase, recordingLogger } from './test-support';
 /** A memory transport whose publish can be made to hang or fail a given number of times. */
 function scriptedTransport(broker: MemoryBroker) {
   const inner = broker.transport('relay-svc');
-  const script = { hangs: 0, failures: 0, calls: 0 };
+  const script = { hangs: 0, failures: 0, calls: 0, at: [] as number[] };
   const transport: MessageTransport = {
     kind: 'memory',
     serviceName: inner.serviceName,
@@ -27,6 +27,7 @@ function scriptedTransport(broker: MemoryBroker) {
     close: () => inner.close(),
     publish(envelope) {
       script.calls++;
+      script.at.push(Date.now());
       if (script.hangs > 0) {
         script.hangs--;
         // A confirm that never comes.
@@ -164,6 +165,21 @@ describe('OutboxRelay under failures', () => {
       events[0].id,
     ]);
     expect(row).toEqual({ attempts: 2, last_error: null });
+  });
+
+  it('retries a publish the broker refused at least once a second, however often it was refused', async () => {
+    const { transport, script } = scriptedTransport(broker);
+    const seen = await receiver(transport);
+    // The default 5 s cap would have let the sixth wait grow to 3.2 s (100 ms doubling per failure).
+    const relay = new OutboxRelay({ dataSource, transport, intervalMs: 100 });
+    script.failures = 6;
+    const events = await addEvents(1);
+    relay.start();
+    await expectEventually(() => expect(seen).toEqual([events[0].id]), { timeoutMs: 15_000 });
+    await relay.stop();
+    const waits = script.at.slice(1).map((at, i) => at - script.at[i]);
+    expect(waits).toHaveLength(6);
+    expect(Math.max(...waits)).toBeLessThan(1_500);
   });
 
   it('keeps looping when every log call throws', async () => {

@@ -21,6 +21,13 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** Upper bound of the back-off after a failed batch (default 5000 ms). */
   maxBackoffMs?: number;
+  /**
+   * Upper bound of the back-off when the broker refused a publish but the database answered (default
+   * 1000 ms, never above maxBackoffMs): a RabbitMQ node going away leaves its quorum queues without a
+   * leader for a few seconds, nacking publishes; a 5 s back-off grown meanwhile held delivery back for
+   * seconds after the new leader was elected.
+   */
+  maxPublishBackoffMs?: number;
   /** `statement_timeout` of the batch transaction: a query stuck on a lock or a slow trigger fails (default 5000 ms). */
   statementTimeoutMs?: number;
   /** How long one publish may wait for the broker's confirm (default 10000 ms). */
@@ -58,6 +65,7 @@ export class OutboxRelay {
   private readonly intervalMs: number;
   private readonly batchSize: number;
   private readonly maxBackoffMs: number;
+  private readonly maxPublishBackoffMs: number;
   private readonly batches: OutboxBatches;
 
   private running = false;
@@ -74,6 +82,7 @@ export class OutboxRelay {
     this.intervalMs = options.intervalMs ?? 250;
     this.batchSize = options.batchSize ?? 50;
     this.maxBackoffMs = options.maxBackoffMs ?? 5000;
+    this.maxPublishBackoffMs = Math.min(this.maxBackoffMs, options.maxPublishBackoffMs ?? 1000);
     this.batches = new OutboxBatches({
       dataSource: options.dataSource,
       transport: options.transport,
@@ -192,7 +201,7 @@ export class OutboxRelay {
     if (!this.running) return;
     if (outcome.failed) {
       const backoff = Math.min(
-        this.maxBackoffMs,
+        outcome.publishRefused ? this.maxPublishBackoffMs : this.maxBackoffMs,
         this.intervalMs * 2 ** Math.min(this.consecutiveFailures, 16),
       );
       this.schedule(backoff);
