@@ -107,6 +107,11 @@ describe('GET /metrics', () => {
         const metrics = await scrape();
         expect(seriesValue(metrics, 'hwp_outbox_pending')).toBe(0);
         expect(seriesValue(metrics, 'hwp_outbox_oldest_pending_age_seconds')).toBe(0);
+        // Consumed too, not only published: the next test's failing handler must not meet these four
+        // (the relay can publish before the consumer's own connection is back).
+        expect(
+          seriesValue(metrics, 'hwp_bus_deliveries_total', { outcome: 'consumed' }),
+        ).toBeGreaterThanOrEqual(4);
       },
       { timeoutMs: 30_000 },
     );
