@@ -6,10 +6,16 @@ export type ApiTestService = TestService<ApiConfig>;
 
 /**
  * The API host on a fresh Postgres database and its own RabbitMQ namespace. Signup confirms at once
- * unless a test asks otherwise; every other setting is the production default.
+ * unless a test asks otherwise; it signs with the run's key (jest's global setup), which
+ * `JWT_PRIVATE_KEY: undefined` turns off (the host then generates one in its data folder, as in
+ * development); every other setting is the production default.
  */
-export function startApi(env: Record<string, string> = {}): Promise<ApiTestService> {
-  return startTestService(apiService, loadApiConfig, { AUTH_REQUIRE_CONFIRMATION: 'false', ...env });
+export function startApi(env: Record<string, string | undefined> = {}): Promise<ApiTestService> {
+  return startTestService(apiService, loadApiConfig, {
+    AUTH_REQUIRE_CONFIRMATION: 'false',
+    JWT_PRIVATE_KEY: process.env.HWP_TEST_API_KEY,
+    ...env,
+  });
 }
 
 // The user factory and the authenticated client are the platform test kit's, shared with the

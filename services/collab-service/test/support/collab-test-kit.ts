@@ -19,9 +19,13 @@ import { createWorkspace } from './factories';
 export type CollabTestService = TestService<CollabConfig>;
 export type ApiTestService = TestService<ApiConfig>;
 
-/** The API host as its own tests start it: a fresh database, signup confirmed at once. */
+/** The API host as its own tests start it: a fresh database, signup confirmed at once, the run's key. */
 function startApi(env: Record<string, string>): Promise<ApiTestService> {
-  return startTestService(apiService, loadApiConfig, { AUTH_REQUIRE_CONFIRMATION: 'false', ...env });
+  return startTestService(apiService, loadApiConfig, {
+    AUTH_REQUIRE_CONFIRMATION: 'false',
+    JWT_PRIVATE_KEY: process.env.HWP_TEST_API_KEY,
+    ...env,
+  });
 }
 
 /**

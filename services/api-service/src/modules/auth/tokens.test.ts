@@ -67,7 +67,7 @@ let alice: TestUser;
 let bob: TestUser;
 
 beforeAll(async () => {
-  api = await startApi();
+  api = await startApi({ JWT_PRIVATE_KEY: undefined });
   apiKey = generatedKey(api);
   newKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   [rotated, apiServer, alice, bob] = await Promise.all([
