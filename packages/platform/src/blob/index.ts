@@ -1,5 +1,5 @@
 import { FsBlobStore } from './fs-blob-store';
-import { S3BlobStore, type S3BlobStoreOptions } from './s3-blob-store';
+import type { S3BlobStore, S3BlobStoreOptions } from './s3-blob-store';
 
 export {
   type BlobHead,
@@ -33,7 +33,7 @@ export {
   parseRangeHeader,
 } from './fs-presigned-handler';
 export { HashingStream } from './hashing-stream';
-export { S3BlobStore, type S3BlobStoreOptions } from './s3-blob-store';
+export type { S3BlobStore, S3BlobStoreOptions } from './s3-blob-store';
 
 export interface BlobStoreConfig {
   /** When present, objects go to S3 (or an S3-compatible server); otherwise to `fsRoot`. */
@@ -47,7 +47,11 @@ export interface BlobStoreConfig {
 
 /** Picks the driver from configuration; S3 callers may want `ensureBucket()` at startup. */
 export function createBlobStore(config: BlobStoreConfig): S3BlobStore | FsBlobStore {
-  if (config.s3) return new S3BlobStore(config.s3);
+  if (config.s3) {
+    // The AWS SDK is about 1.5 MB of JavaScript in some 100 modules: loaded only when S3 is used.
+    const { S3BlobStore } = require('./s3-blob-store') as typeof import('./s3-blob-store');
+    return new S3BlobStore(config.s3);
+  }
   return new FsBlobStore({
     root: config.fsRoot,
     publicBaseUrl: config.publicBaseUrl,

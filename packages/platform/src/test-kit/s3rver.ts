@@ -2,7 +2,6 @@ import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 
 /** The slice of s3rver 3.x we use (the package ships no types). */
 interface S3rverInstance {
@@ -128,6 +127,9 @@ export async function startS3rver(options: { bucket?: string } = {}): Promise<Ru
     secretAccessKey: 'S3RVER',
     region: 'us-east-1',
     async keys(prefix = '') {
+      // Required here, not at the top: every test file loads this kit, few run s3rver.
+      const { ListObjectsV2Command, S3Client } =
+        require('@aws-sdk/client-s3') as typeof import('@aws-sdk/client-s3');
       const client = new S3Client({
         endpoint: `http://127.0.0.1:${address.port}`,
         region: 'us-east-1',
