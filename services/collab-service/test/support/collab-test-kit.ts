@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ApiConfig, apiService, loadApiConfig } from '@hwp/api-service';
+import type { ApiConfig } from '@hwp/api-service';
 import type { WorkspaceRole } from '@hwp/contracts';
 import {
   as,
@@ -19,8 +19,12 @@ import { createWorkspace } from './factories';
 export type CollabTestService = TestService<CollabConfig>;
 export type ApiTestService = TestService<ApiConfig>;
 
-/** The API host as its own tests start it: a fresh database, signup confirmed at once, the run's key. */
+/**
+ * The API host as its own tests start it: a fresh database, signup confirmed at once, the run's key.
+ * Its code (283 modules, 3 MB) is loaded here, so files that mint tokens with startStack skip it.
+ */
 function startApi(env: Record<string, string>): Promise<ApiTestService> {
+  const { apiService, loadApiConfig } = require('@hwp/api-service') as typeof import('@hwp/api-service');
   return startTestService(apiService, loadApiConfig, {
     AUTH_REQUIRE_CONFIRMATION: 'false',
     JWT_PRIVATE_KEY: process.env.HWP_TEST_API_KEY,
