@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 
 /** A message as the fake SMTP server received it. */
 export interface ReceivedMail {
@@ -45,6 +44,8 @@ export interface FakeSmtp {
  */
 export async function startFakeSmtp(user: string, pass: string): Promise<FakeSmtp> {
   const received: ReceivedMail[] = [];
+  // Required here, not at the top: every test file loads this kit, few send mail.
+  const { SMTPServer } = require('smtp-server') as typeof import('smtp-server');
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS'],
     allowInsecureAuth: true,
