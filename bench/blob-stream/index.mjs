@@ -15,7 +15,9 @@ import { generatedBody, startS3rverProcess } from '../lib/blobs.mjs';
 
 const require = createRequire(import.meta.url);
 const root = new URL('../../', import.meta.url).pathname;
-const { FsBlobStore, S3BlobStore } = require(join(root, 'packages/platform/dist/blob/index.js'));
+const { FsBlobStore } = require(join(root, 'packages/platform/dist/blob/index.js'));
+// Its own module: the blob index loads the AWS SDK only when a store on S3 is created.
+const { S3BlobStore } = require(join(root, 'packages/platform/dist/blob/s3-blob-store.js'));
 // The SDK is a dependency of the platform package only, so resolve it from there.
 const platformRequire = createRequire(join(root, 'packages/platform/package.json'));
 const { S3Client, DeleteObjectCommand } = platformRequire('@aws-sdk/client-s3');
