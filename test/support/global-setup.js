@@ -7,7 +7,9 @@ const { generateKeyPairSync } = require('node:crypto');
  * (api-test-kit.ts): a 2048-bit key took 50-500 ms to make in every test file that needed one.
  */
 const rsaKeyPem = () =>
-  generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
+  generateKeyPairSync('rsa', { modulusLength: 2048 })
+    .privateKey.export({ format: 'pem', type: 'pkcs8' })
+    .toString();
 
 module.exports = async () => {
   process.env.HWP_TEST_ISSUER_KEY ??= rsaKeyPem();
