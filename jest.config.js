@@ -33,6 +33,9 @@ module.exports = {
   moduleNameMapper: {
     '^@hwp/(contracts|platform|geometry)$': '<rootDir>/packages/$1/src',
     '^@hwp/platform/test-kit$': '<rootDir>/packages/platform/src/test-kit',
+    // A service's configuration alone: its process checks it before loading the rest.
+    '^@hwp/platform/config$': '<rootDir>/packages/platform/src/config',
+    '^@hwp/(api-service|collab-service)/config$': '<rootDir>/services/$1/src/config',
     '^@hwp/geometry/test-kit$': '<rootDir>/packages/geometry/test/support/mesh-fixtures',
     '^@hwp/(api-service|collab-service)$': '<rootDir>/services/$1/src',
   },

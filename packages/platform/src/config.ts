@@ -29,6 +29,23 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * `load(process.env)`, or, when a value is bad, one line `<name>: invalid configuration: ...` on
+ * stderr and exit code 1 (no stack). Entry points call it before requiring the rest of their code,
+ * so a refused configuration costs a tenth of a second, not a service's whole module graph.
+ */
+export function configOrExit<C>(name: string, load: (env: NodeJS.ProcessEnv) => C): C {
+  try {
+    return load(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${name}: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
 /** Variables both services read (docs/configuration.md lists them). `defaultPort` differs per service. */
 export function baseConfigSpecs(defaultPort: number) {
   return {

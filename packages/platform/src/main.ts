@@ -1,5 +1,5 @@
 import { QueueMismatchError } from './bus';
-import { ConfigError } from './config';
+import { configOrExit } from './config';
 import { EmbeddedDatabaseError } from './db/runner-lock';
 import { type BaseConfig, type ServiceDefinition } from './deps';
 import { Lifecycle } from './lifecycle';
@@ -16,16 +16,7 @@ export async function runServiceMain<C extends BaseConfig>(
   definition: ServiceDefinition<C>,
   loadConfig: (env: NodeJS.ProcessEnv) => C,
 ): Promise<void> {
-  let config: C;
-  try {
-    config = loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${definition.name}: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const config = configOrExit(definition.name, loadConfig);
   const logger = createLogger({ service: definition.name, level: config.LOG_LEVEL });
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   lifecycle.installSignalHandlers();

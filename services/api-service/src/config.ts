@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
+import type { BaseConfig } from '@hwp/platform';
 import {
-  type BaseConfig,
   baseConfigSpecs,
   type ConfigCheck,
   cidrList,
@@ -14,7 +14,7 @@ import {
   portNumber,
   positiveInt,
   urlOf,
-} from '@hwp/platform';
+} from '@hwp/platform/config';
 import { str } from 'envalid';
 
 /** Validated configuration of the api-service (docs/configuration.md lists every variable). */

@@ -1,5 +1,5 @@
+import type { BaseConfig } from '@hwp/platform';
 import {
-  type BaseConfig,
   baseConfigSpecs,
   type ConfigCheck,
   durationMs,
@@ -8,7 +8,7 @@ import {
   integer,
   loadConfig,
   positiveInt,
-} from '@hwp/platform';
+} from '@hwp/platform/config';
 import { str } from 'envalid';
 
 /** Validated configuration of the collab-service (docs/configuration.md lists every variable). */

@@ -1,6 +1,6 @@
-import { type ApiConfig, loadApiConfig } from '@hwp/api-service';
-import { type CollabConfig, loadCollabConfig } from '@hwp/collab-service';
-import { ConfigError } from '@hwp/platform';
+import { type ApiConfig, loadApiConfig } from '@hwp/api-service/config';
+import { type CollabConfig, loadCollabConfig } from '@hwp/collab-service/config';
+import { ConfigError } from '@hwp/platform/config';
 
 /**
  * With DATABASE_URL set, each service still gets its own database on that server: `api` and

@@ -1,16 +1,5 @@
-import { apiService } from '@hwp/api-service';
-import { collabService } from '@hwp/collab-service';
-import {
-  ConfigError,
-  createLogger,
-  createServiceRuntime,
-  EmbeddedDatabaseError,
-  type EmbeddedPostgres,
-  Lifecycle,
-  listenFailure,
-  MemoryBroker,
-  startEmbeddedPostgres,
-} from '@hwp/platform';
+import type { EmbeddedPostgres } from '@hwp/platform';
+import { configOrExit } from '@hwp/platform/config';
 import { loadEmbeddedConfig } from './config';
 
 /**
@@ -20,16 +9,19 @@ import { loadEmbeddedConfig } from './config';
  * separate containers over Postgres, RabbitMQ and S3 instead.
  */
 async function main(): Promise<void> {
-  let configs: ReturnType<typeof loadEmbeddedConfig>;
-  try {
-    configs = loadEmbeddedConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`embedded: ${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
+  const configs = configOrExit('embedded', loadEmbeddedConfig);
+  // Both services' code is loaded once the configuration holds: a bad value is refused at once.
+  const { apiService } = require('@hwp/api-service') as typeof import('@hwp/api-service');
+  const { collabService } = require('@hwp/collab-service') as typeof import('@hwp/collab-service');
+  const {
+    createLogger,
+    createServiceRuntime,
+    EmbeddedDatabaseError,
+    Lifecycle,
+    listenFailure,
+    MemoryBroker,
+    startEmbeddedPostgres,
+  } = require('@hwp/platform') as typeof import('@hwp/platform');
   const logger = createLogger({ service: 'embedded', level: configs.api.LOG_LEVEL });
   const lifecycle = new Lifecycle(logger, configs.api.SHUTDOWN_TIMEOUT_MS);
   lifecycle.installSignalHandlers();
