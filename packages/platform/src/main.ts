@@ -1,5 +1,4 @@
 import { QueueMismatchError } from './bus';
-import { configOrExit } from './config';
 import { EmbeddedDatabaseError } from './db/runner-lock';
 import { type BaseConfig, type ServiceDefinition } from './deps';
 import { Lifecycle } from './lifecycle';
@@ -8,15 +7,15 @@ import { createServiceRuntime } from './runtime';
 import { listenFailure } from './start-failure';
 
 /**
- * Process entry of one service: validate the environment (a bad value stops the process with one
- * line naming every bad variable, no stack), build the runtime, listen, drain on SIGTERM/SIGINT. A
- * work queue of another type than AMQP_QUEUE_TYPE stops it with one line naming the migration.
+ * Process entry of one service, given its configuration (the entry point checked it first with
+ * configOrExit, before loading the service's code): build the runtime, listen, drain on
+ * SIGTERM/SIGINT. A work queue of another type than AMQP_QUEUE_TYPE stops it with one line naming
+ * the migration.
  */
 export async function runServiceMain<C extends BaseConfig>(
   definition: ServiceDefinition<C>,
-  loadConfig: (env: NodeJS.ProcessEnv) => C,
+  config: C,
 ): Promise<void> {
-  const config = configOrExit(definition.name, loadConfig);
   const logger = createLogger({ service: definition.name, level: config.LOG_LEVEL });
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_TIMEOUT_MS);
   lifecycle.installSignalHandlers();

@@ -6,4 +6,4 @@ import { loadApiConfig } from './config';
 const config = configOrExit('api-service', loadApiConfig);
 const { runServiceMain } = require('@hwp/platform') as typeof import('@hwp/platform');
 const { apiService } = require('./service') as typeof import('./service');
-void runServiceMain(apiService, () => config);
+void runServiceMain(apiService, config);

@@ -6,4 +6,4 @@ import { loadCollabConfig } from './config';
 const config = configOrExit('collab-service', loadCollabConfig);
 const { runServiceMain } = require('@hwp/platform') as typeof import('@hwp/platform');
 const { collabService } = require('./service') as typeof import('./service');
-void runServiceMain(collabService, () => config);
+void runServiceMain(collabService, config);
