@@ -21,6 +21,21 @@ export function uniquePhone(): string {
   return `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
 }
 
+/**
+ * How the tests boot the API host (both hosts' kits): signup confirms at once, tokens are signed with
+ * the run's key (jest's global setup) and passwords are hashed at argon2's lowest cost (8 KiB, one
+ * pass): a production-cost hash took 20-45 ms of CPU, and the suite signs up and logs in over a
+ * thousand users. Every other setting is the production default; a test overrides any of these.
+ */
+export function apiTestEnv(): Record<string, string | undefined> {
+  return {
+    AUTH_REQUIRE_CONFIRMATION: 'false',
+    JWT_PRIVATE_KEY: process.env.HWP_TEST_API_KEY,
+    PASSWORD_HASH_MEMORY_KIB: '8',
+    PASSWORD_HASH_ITERATIONS: '1',
+  };
+}
+
 /** A signed-up user: the API host's answer plus what signed them up, and their client address. */
 export interface TestUser extends AuthResponse {
   email: string;

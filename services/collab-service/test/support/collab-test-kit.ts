@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { ApiConfig } from '@hwp/api-service';
 import type { WorkspaceRole } from '@hwp/contracts';
 import {
+  apiTestEnv,
   as,
   signUp,
   startTestService,
@@ -20,16 +21,11 @@ export type CollabTestService = TestService<CollabConfig>;
 export type ApiTestService = TestService<ApiConfig>;
 
 /**
- * The API host as its own tests start it: a fresh database, signup confirmed at once, the run's key.
- * Its code (283 modules, 3 MB) is loaded here, so files that mint tokens with startStack skip it.
+ * The API host as its own tests start it (`apiTestEnv`, on a fresh database). Its code (283 modules, 3 MB) is loaded here, so files that mint tokens with startStack skip it.
  */
 function startApi(env: Record<string, string>): Promise<ApiTestService> {
   const { apiService, loadApiConfig } = require('@hwp/api-service') as typeof import('@hwp/api-service');
-  return startTestService(apiService, loadApiConfig, {
-    AUTH_REQUIRE_CONFIRMATION: 'false',
-    JWT_PRIVATE_KEY: process.env.HWP_TEST_API_KEY,
-    ...env,
-  });
+  return startTestService(apiService, loadApiConfig, { ...apiTestEnv(), ...env });
 }
 
 /**
