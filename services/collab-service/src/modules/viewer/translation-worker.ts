@@ -34,6 +34,14 @@ export interface TranslationWorkerOptions {
   time: JobTimer;
 }
 
+/** The job's claim went to another worker while this one ran it (its lease had run out). */
+class ClaimLost extends Error {
+  constructor(id: string) {
+    super(`translation ${id} is claimed by another worker`);
+    this.name = 'ClaimLost';
+  }
+}
+
 /** Runs of one job (a worker that stopped counts) before a stalled job ends failed. */
 const MAX_ATTEMPTS = 2;
 
@@ -141,7 +149,8 @@ export class TranslationWorker {
     const workspace = { id: claimed.translation.workspaceId, name: claimed.workspace };
     const update = (change: JobProgress, stage?: string) =>
       this.dataSource.transaction(async (manager) => {
-        const next = await recordJob(manager, id, change);
+        const next = await recordJob(manager, id, this.id, change);
+        if (!next) throw new ClaimLost(id);
         await this.translations.emit(manager, workspace, next, 'system', stage);
         return next;
       });
@@ -157,6 +166,11 @@ export class TranslationWorker {
     heartbeat.unref();
     try {
       return await this.runClaimed(id, claimed, update);
+    } catch (error) {
+      if (!(error instanceof ClaimLost)) throw error;
+      // This process stalled past its lease and another worker took the job: that run decides it.
+      this.log.warn({ translationId: id }, 'translation claim lost to another worker; its result dropped');
+      return false;
     } finally {
       clearInterval(heartbeat);
     }

@@ -259,22 +259,27 @@ export type JobProgress =
       };
     };
 
-/** Unscoped (a running job by id): records its progress, failure or result; the row as it now is. */
+/**
+ * Unscoped (a running job by id): records its progress, failure or result while `workerId` holds the
+ * claim; the row as it now is, or null when the claim went to another worker (its lease had run out),
+ * whose run then decides the job.
+ */
 export async function recordJob(
   manager: EntityManager,
   id: string,
+  workerId: string,
   change: JobProgress,
-): Promise<TranslationEntity> {
+): Promise<TranslationEntity | null> {
   const [set, params] =
     'stage' in change
       ? ['progress = progress', []]
       : 'progress' in change
-        ? ['progress = greatest(progress, $2)', [change.progress]]
+        ? ['progress = greatest(progress, $3)', [change.progress]]
         : 'failed' in change
-          ? [`status = 'failed', reason = $2, finished_at = now(), lease_until = NULL`, [change.failed]]
+          ? [`status = 'failed', reason = $3, finished_at = now(), lease_until = NULL`, [change.failed]]
           : [
-              `status = 'success', progress = 100, reason = NULL, glb_key = $2, size = $3,
-               meshes = $4, vertices = $5, triangles = $6, bounds = $7, finished_at = now(), lease_until = NULL`,
+              `status = 'success', progress = 100, reason = NULL, glb_key = $3, size = $4,
+               meshes = $5, vertices = $6, triangles = $7, bounds = $8, finished_at = now(), lease_until = NULL`,
               [
                 change.done.glbKey,
                 change.done.size,
@@ -286,10 +291,11 @@ export async function recordJob(
             ];
   const rows = await queryRows<Row>(
     manager,
-    `UPDATE model_translations SET ${set}, updated_at = now() WHERE id = $1 RETURNING *`,
-    [id, ...params],
+    `UPDATE model_translations SET ${set}, updated_at = now()
+      WHERE id = $1 AND claimed_by = $2 AND status = 'inprogress' RETURNING *`,
+    [id, workerId, ...params],
   );
-  return asTranslations(manager, rows)[0];
+  return rows.length ? asTranslations(manager, rows)[0] : null;
 }
 
 /**

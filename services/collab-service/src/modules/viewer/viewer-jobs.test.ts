@@ -5,6 +5,7 @@ import type { Stack, Team } from '#test/collab-test-kit';
 import type { filesKit } from '#test/shared-files-kit';
 import { viewerTestKit } from '#test/viewer-kit';
 import { collabService } from '../../service';
+import { recordJob } from './translations.repository';
 import type { ViewerExports } from './viewer.feature';
 
 /** Translation jobs: one run per claim across workers, stalled and lapsed claims, the caps. */
@@ -133,6 +134,38 @@ describe('model translation', () => {
     );
     expect(row).toEqual({ status: 'inprogress', attempts: 1, claimed_by: 'alive' });
     await stack.collab.deps.dataSource.query(
+      `UPDATE model_translations SET status = 'failed', reason = 'test over' WHERE id = $1`,
+      [job.body.modelId],
+    );
+  });
+
+  test('a worker whose job was taken over after its lease ran out records nothing more on it', async () => {
+    await kit.upload(t.engineer, folder, 'taken.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
+    const job = await translate('taken.stl').expect(202);
+    expect(await settled(job.body.modelId)).toMatchObject({ status: 'success' });
+    // This process claimed it, stalled past its lease, and another process has claimed it since.
+    const { dataSource } = stack.collab.deps;
+    await dataSource.query(
+      `UPDATE model_translations SET status = 'inprogress', progress = 40, attempts = 2, claimed_by = 'newer',
+              lease_until = now() + interval '1 minute', glb_key = NULL, finished_at = NULL WHERE id = $1`,
+      [job.body.modelId],
+    );
+    const { worker } = collabService.exportsOf<ViewerExports>(stack.collab.deps, 'viewer');
+    // The stalled run's late failure (its time limit, say) does not end the newer run's job.
+    expect(await recordJob(dataSource.manager, job.body.modelId, worker.id, { failed: 'late' })).toBeNull();
+    const row = async () =>
+      (
+        await dataSource.query(
+          'SELECT status, progress, reason, claimed_by FROM model_translations WHERE id = $1',
+          [job.body.modelId],
+        )
+      )[0];
+    expect(await row()).toEqual({ status: 'inprogress', progress: 40, reason: null, claimed_by: 'newer' });
+    // The claimant's own progress is recorded.
+    expect(await recordJob(dataSource.manager, job.body.modelId, 'newer', { progress: 60 })).toMatchObject({
+      progress: 60,
+    });
+    await dataSource.query(
       `UPDATE model_translations SET status = 'failed', reason = 'test over' WHERE id = $1`,
       [job.body.modelId],
     );
