@@ -1,4 +1,4 @@
-import { createTransport, type NodemailerError } from 'nodemailer';
+import type { NodemailerError } from 'nodemailer';
 import { DeliveryError } from './delivery-error';
 
 export interface EmailMessage {
@@ -30,6 +30,8 @@ const PERMANENT_CODES = new Set(['EAUTH', 'ENOAUTH', 'ECONFIG']);
 
 /** Sends email by SMTP through one nodemailer transporter. */
 export function createSmtpEmailSender(options: SmtpEmailOptions): EmailSender {
+  // nodemailer is some 40 modules (0.7 MB): loaded only by a host that sends email by SMTP.
+  const { createTransport } = require('nodemailer') as typeof import('nodemailer');
   const transporter = createTransport(options.url);
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
