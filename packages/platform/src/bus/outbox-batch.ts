@@ -21,6 +21,11 @@ export interface OutboxBatchSettings {
   batchTimeoutMs: number;
 }
 
+/** pg's client as TypeORM's query runner hands it out: a multi-statement query answers one result each. */
+interface PgClient {
+  query(text: string): Promise<{ rows: unknown[] }[]>;
+}
+
 interface OutboxRow {
   id: string;
   envelope: EventEnvelope | string;
@@ -66,6 +71,7 @@ export class OutboxBatches {
 
   /** One claim-publish-mark transaction, settled within `batchTimeoutMs`; rejects with a RelayBatchError. */
   async run(): Promise<BatchOutcome> {
+    if (!(await this.anyPending())) return { published: 0, failed: false };
     let runner: QueryRunner | undefined;
     const marked: string[] = [];
     const progress = { eventId: null as string | null, abandoned: false };
@@ -84,6 +90,31 @@ export class OutboxBatches {
       }
       // The row being worked on names the failure in the log; the batch's other rows wait with it.
       throw new RelayBatchError(progress.eventId, error);
+    }
+  }
+
+  /**
+   * Whether a row waits. Idle is the relay's usual state, polled every `OUTBOX_POLL_MS` by each
+   * replica: one round trip answers it (the partial index on unpublished rows), where a batch is four.
+   * The two statements go as one simple query, which Postgres runs as one implicit transaction, so
+   * SET LOCAL bounds the read as it bounds a batch's statements. Within `batchTimeoutMs` like a batch.
+   */
+  private async anyPending(): Promise<boolean> {
+    const runner = this.settings.dataSource.createQueryRunner();
+    const probe = runner.connect().then((client: PgClient) =>
+      client.query(
+        `SET LOCAL statement_timeout = ${this.settings.statementTimeoutMs};
+           SELECT 1 FROM outbox WHERE published_at IS NULL LIMIT 1`,
+      ),
+    );
+    const release = () => runner.release();
+    probe.then(release, release).catch(() => undefined);
+    try {
+      const results = await withDeadline(probe, this.settings.batchTimeoutMs, 'outbox relay batch');
+      return results[1].rows.length > 0;
+    } catch (error) {
+      if (error instanceof TimeoutError) this.abandon(probe, runner);
+      throw new RelayBatchError(null, error);
     }
   }
 

@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import type { EventEnvelope } from '@hwp/contracts';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
@@ -101,6 +102,35 @@ describe('OutboxRelay under failures', () => {
     });
     return seen;
   }
+
+  it('polls an empty outbox with one statement a tick, and publishes what arrives', async () => {
+    const { transport } = scriptedTransport(broker);
+    const seen = await receiver(transport);
+    // What goes to the database: the first byte of a frontend message names it (Q simple query, P parse).
+    const port = Number(new URL(db.url).port || 5432);
+    const sent: string[] = [];
+    const write = Socket.prototype.write;
+    const spy = jest.spyOn(Socket.prototype, 'write').mockImplementation(function (this: Socket, ...args) {
+      const [chunk] = args;
+      if (this.remotePort === port && Buffer.isBuffer(chunk) && (chunk[0] === 0x51 || chunk[0] === 0x50))
+        sent.push(chunk.subarray(5).toString('utf8').replace(/\s+/g, ' '));
+      return (write as (...a: unknown[]) => boolean).apply(this, args);
+    });
+    const relay = new OutboxRelay({ dataSource, transport, intervalMs: 20 });
+    try {
+      relay.start();
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const idle = [...sent];
+      // Every tick was one probe: no transaction opened, no row locked.
+      expect(idle.length).toBeGreaterThanOrEqual(5);
+      expect(idle.filter((q) => !q.includes('FROM outbox WHERE published_at IS NULL LIMIT 1'))).toEqual([]);
+      const events = await addEvents(2);
+      await expectEventually(() => expect(seen).toEqual(events.map((e) => e.id)));
+    } finally {
+      spy.mockRestore();
+      await relay.stop();
+    }
+  });
 
   it('fails a batch whose query waits on a lock (statement_timeout) and publishes once the lock goes', async () => {
     const { transport } = scriptedTransport(broker);
