@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDatabase } from '../test-kit/database';
 import { expectEventually } from '../test-kit/eventually';
 import { createHttpApp } from './create-app';
 import { PostgresRateLimitStore } from './postgres-rate-limit-store';
-import { clientKey, createRateLimiter, type RateLimitRule } from './rate-limit';
+import { clientKey, createFailureLimiter, createRateLimiter, type RateLimitRule } from './rate-limit';
 
 /** A pino logger whose lines are kept for assertions. */
 function recordingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
@@ -32,10 +32,14 @@ function rule(overrides: Partial<RateLimitRule> = {}): RateLimitRule {
   return { name: `test-${ruleCount}`, limit: 3, windowMs: 60_000, key: clientKey, ...overrides };
 }
 
-/** The house app with `GET /ping` behind the limiter; `?fail=1` answers 400. */
-function buildApp(dataSource: DataSource, limitRule: RateLimitRule) {
+/** The house app with `GET /ping` behind the limiter (by default createRateLimiter); `?fail=1` answers 400. */
+function buildApp(
+  dataSource: DataSource,
+  limitRule: RateLimitRule,
+  limiterOf: typeof createFailureLimiter = createRateLimiter,
+) {
   const { logger, lines } = recordingLogger();
-  const limiter = createRateLimiter({ dataSource, logger }, limitRule);
+  const limiter = limiterOf({ dataSource, logger }, limitRule);
   const app = createHttpApp({
     service: 'rate-limit-test',
     logger,
@@ -164,6 +168,48 @@ describe('createRateLimiter on Postgres', () => {
     await agent.get('/ping?fail=1').set('X-User', 'di').expect(400);
     await agent.get('/ping?fail=1').set('X-User', 'di').expect(400);
     await agent.get('/ping').set('X-User', 'di').expect(429);
+  });
+
+  it('counts a failure before its answer is finished, so an immediate retry meets the count', async () => {
+    const limitRule = rule({ limit: 2 });
+    const agent = request(buildApp(dataSource, limitRule, createFailureLimiter).app);
+    const key = `${limitRule.name}:user:fa`;
+    await agent.get('/ping').set('X-User', 'fa').expect(200);
+    await agent.get('/ping?fail=1').set('X-User', 'fa').expect(400);
+    expect(await counter(key)).toBe(1);
+
+    // Another session holds the counter's row: the second failure's count has to wait for it, and
+    // so does its answer.
+    const holder = replica.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    let answered = false;
+    try {
+      await holder.query('SELECT hits FROM rate_limit_counters WHERE key = $1 FOR UPDATE', [key]);
+      const second = agent
+        .get('/ping?fail=1')
+        .set('X-User', 'fa')
+        .then((res) => {
+          answered = true;
+          return res;
+        });
+      await expectEventually(async () => {
+        const waiting = await dataSource.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()
+             AND query LIKE '%INSERT INTO rate_limit_counters%'`,
+        );
+        expect(waiting).toHaveLength(1);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(answered).toBe(false);
+      await holder.commitTransaction();
+      expect((await second).status).toBe(400);
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      await holder.release();
+    }
+    expect(await counter(key)).toBe(2);
+    await agent.get('/ping').set('X-User', 'fa').expect(429);
   });
 
   it('keeps separate counters for separate keys', async () => {

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import {
   ipKeyGenerator,
   type Options,
@@ -153,9 +153,10 @@ export type FailureLimitRule = Omit<RateLimitRule, 'skipSuccessfulRequests' | 's
 
 /**
  * Blocks a key once `limit` failed requests (status >= 400, 429 excepted) were recorded in the
- * window. Failures are counted after the response, so concurrent successful requests never count,
- * unlike express-rate-limit's skipSuccessfulRequests, which counts every request first and takes
- * successes back when they finish (eight simultaneous good logins would trip a limit of five).
+ * window. A failure is counted once its answer is known and before that answer is finished, so a
+ * client cannot retry ahead of its count, and concurrent successful requests never count (unlike
+ * express-rate-limit's skipSuccessfulRequests, which counts every request first and takes successes
+ * back when they finish: eight simultaneous good logins would trip a limit of five).
  * Same store, headers and error body as createRateLimiter; fails open likewise.
  */
 export function createFailureLimiter(deps: RateLimiterDeps, rule: FailureLimitRule): RequestHandler {
@@ -197,15 +198,20 @@ export function createFailureLimiter(deps: RateLimiterDeps, rule: FailureLimitRu
       next(new AppError('rate_limited', detail, { headers: { 'Retry-After': String(resetSeconds) } }));
       return;
     }
-    res.once('finish', () => {
+    // A failure is stored before its answer is finished: a client that reads the 400 and tries
+    // again at once meets the new count (counted on 'finish', a quick guesser got a sixth try).
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    res.end = ((...args: unknown[]) => {
+      res.end = end as Response['end'];
       const failed = rule.counts
         ? rule.counts(res.statusCode)
         : res.statusCode >= 400 && res.statusCode !== 429;
-      if (!failed) return;
-      Promise.resolve(store.increment(key)).catch((error: unknown) => {
-        log.warn({ err: error }, 'could not count a failed request');
-      });
-    });
+      if (!failed) return end(...args);
+      Promise.resolve(store.increment(key))
+        .catch((error: unknown) => log.warn({ err: error }, 'could not count a failed request'))
+        .finally(() => end(...args));
+      return res;
+    }) as Response['end'];
     next();
   };
 }
