@@ -212,6 +212,23 @@ describe('createRateLimiter on Postgres', () => {
     await agent.get('/ping').set('X-User', 'fa').expect(429);
   });
 
+  it('runs the requests of one key one at a time with oneAtATime: a burst stops at the limit', async () => {
+    const limitRule = rule({ limit: 2 });
+    const oneAtATime = (deps: Parameters<typeof createFailureLimiter>[0], r: RateLimitRule) =>
+      createFailureLimiter(deps, { ...r, oneAtATime: true });
+    const agent = request(buildApp(dataSource, limitRule, oneAtATime).app);
+    const successes = await Promise.all(
+      Array.from({ length: 8 }, () => agent.get('/ping').set('X-User', 'ga')),
+    );
+    expect(successes.map((res) => res.status)).toEqual(Array(8).fill(200));
+
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, () => agent.get('/ping?fail=1').set('X-User', 'ga')),
+    );
+    expect(burst.map((res) => res.status).sort()).toEqual([400, 400, 429, 429, 429, 429]);
+    expect(await counter(`${limitRule.name}:user:ga`)).toBe(2);
+  });
+
   it('keeps separate counters for separate keys', async () => {
     const limitRule = rule({ limit: 1 });
     const agent = request(buildApp(dataSource, limitRule).app);

@@ -11,6 +11,7 @@ import {
 import type { DataSource } from 'typeorm';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
+import { KeyLanes } from './key-lanes';
 import { PostgresRateLimitStore, RateLimitStoreError } from './postgres-rate-limit-store';
 
 /** One limit a route (or a group of routes) enforces. */
@@ -149,7 +150,17 @@ export function createRateLimiter(deps: RateLimiterDeps, rule: RateLimitRule): R
 export type FailureLimitRule = Omit<RateLimitRule, 'skipSuccessfulRequests' | 'skipFailedRequests'> & {
   /** Which answers count as failures (default: every status >= 400 but 429). */
   counts?: (status: number) => boolean;
+  /**
+   * Requests with the same key run one at a time in this process (the others wait, at most
+   * MAX_WAITING of them, the rest get 429): simultaneous guesses each meet the count of the ones
+   * before, instead of all reading the same count. For narrow keys (account and address), where
+   * a real client rarely sends two at once.
+   */
+  oneAtATime?: boolean;
 };
+
+/** Requests of one key that wait behind the one running (oneAtATime). */
+const MAX_WAITING = 10;
 
 /**
  * Blocks a key once `limit` failed requests (status >= 400, 429 excepted) were recorded in the
@@ -171,8 +182,29 @@ export function createFailureLimiter(deps: RateLimiterDeps, rule: FailureLimitRu
   const windowSeconds = Math.ceil(rule.windowMs / 1000);
   const detail = rule.message ?? 'Too many failed attempts, try again later';
 
+  const lanes = rule.oneAtATime ? new KeyLanes(MAX_WAITING) : undefined;
+
   return async (req, res, next) => {
     const key = rule.key(req);
+    if (lanes) {
+      let closed = false;
+      let leave: (() => void) | null = null;
+      res.once('close', () => {
+        closed = true;
+        leave?.();
+      });
+      leave = await lanes.enter(key);
+      if (!leave) {
+        next(
+          new AppError('rate_limited', `${detail} (too many at once)`, { headers: { 'Retry-After': '1' } }),
+        );
+        return;
+      }
+      if (closed) {
+        leave(); // the client left while it waited
+        return;
+      }
+    }
     let storeDown = false;
     const info = await Promise.resolve(store.get?.(key)).catch((error: unknown) => {
       storeDown = true;

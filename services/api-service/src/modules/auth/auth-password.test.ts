@@ -226,6 +226,17 @@ describe('rate limits', () => {
     expect(owner.status).toBe(200);
   });
 
+  test('a burst of simultaneous wrong passwords from one address gets no more than 5 tries', async () => {
+    const user = await signUp(open.app);
+    const attacker = newClientIp();
+    const burst = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        post(open.app, '/auth/login', attacker).send({ email: user.email, password: 'wrong password' }),
+      ),
+    );
+    expect(burst.map((res) => res.status).sort()).toEqual([400, 400, 400, 400, 400, 429, 429, 429, 429, 429]);
+  });
+
   test('failures spread over many addresses stop at the account-wide ceiling', async () => {
     const user = await signUp(open.app);
     for (let i = 0; i < 8; i++) {

@@ -171,6 +171,7 @@ export function createAuthModule(
     }),
     // Keyed on account and address: a guesser is stopped after a few tries, but cannot lock the
     // owner out from elsewhere (DECISIONS.md section 1); the account-wide ceiling is far higher.
+    // One attempt at a time per key: a burst of simultaneous guesses cannot all read the same count.
     createFailureLimiter(limiterDeps, {
       name: 'login-account',
       limit: config.LOGIN_MAX_FAILURES_PER_ACCOUNT,
@@ -178,6 +179,7 @@ export function createAuthModule(
       key: (req) => `${accountOf(req)}|${clientKey(req)}`,
       message: 'Too many failed logins for this account from this address; try again later',
       failClosed: true,
+      oneAtATime: true,
     }),
     createFailureLimiter(limiterDeps, {
       name: 'login-account-total',
