@@ -94,7 +94,7 @@ export class TranslationWorker {
           outcome.failed++;
           continue;
         }
-        await requeueJob(manager, stale.id, true);
+        await requeueJob(manager, stale.id, { touch: true });
         await this.bus.outbox.add(manager, {
           type: RoutingKeys.translationRequested,
           workspace: workspaceName,
@@ -187,8 +187,8 @@ export class TranslationWorker {
     try {
       source = await this.read(claimed.blobKey, Number(claimed.sourceSize));
     } catch (error) {
-      // The store is unreachable: give the job back and let the bus retry it.
-      await requeueJob(this.dataSource.manager, id, false);
+      // The store is unreachable: give the job back (if still ours) and let the bus retry it.
+      await requeueJob(this.dataSource.manager, id, { heldBy: this.id });
       throw error;
     }
     const outcome = await this.translate(
@@ -211,21 +211,18 @@ export class TranslationWorker {
       return true;
     }
     const glb = Buffer.from(outcome.glb.buffer, outcome.glb.byteOffset, outcome.glb.byteLength);
-    const key = `translations/${job.workspaceId}/${id}.glb`;
+    // A key per attempt: a run that lost its claim never overwrites the GLB of the run that took it
+    // over, and removes its own when its result is refused.
+    const key = `translations/${job.workspaceId}/${id}.${job.attempts}.glb`;
     await this.blobs.put(key, glb, { contentType: 'model/gltf-binary' });
-    const row = await update(
-      {
-        done: {
-          glbKey: key,
-          size: glb.length,
-          meshes: outcome.meshes,
-          vertices: outcome.vertices,
-          triangles: outcome.triangles,
-          bounds: outcome.bounds,
-        },
-      },
-      'done',
-    );
+    const { meshes, vertices, triangles, bounds } = outcome;
+    const done = { glbKey: key, size: glb.length, meshes, vertices, triangles, bounds };
+    const row = await update({ done }, 'done').catch(async (error: unknown) => {
+      await this.blobs
+        .delete(key)
+        .catch((cause: unknown) => this.log.warn({ err: cause, key }, 'unrecorded GLB not removed'));
+      throw error;
+    });
     await this.dropSuperseded(row);
     this.log.info({ translationId: id, bytes: glb.length, vertices: outcome.vertices }, 'model translated');
     return true;

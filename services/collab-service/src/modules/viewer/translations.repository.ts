@@ -185,12 +185,22 @@ export async function failJob(
   return asTranslations(manager, rows)[0];
 }
 
-/** Unscoped (a job by id): back to `pending`, unclaimed; `touch` marks it changed now (the sweep's requeue). */
-export async function requeueJob(manager: EntityManager, id: string, touch: boolean): Promise<void> {
+/**
+ * Unscoped (a job by id): back to `pending`, unclaimed. The sweep (`touch`: marked changed now)
+ * requeues rows it has locked as stale; a worker (`heldBy`) gives back only a job it still holds,
+ * never one another worker claimed after its lease ran out.
+ */
+export async function requeueJob(
+  manager: EntityManager,
+  id: string,
+  by: { touch: true } | { heldBy: string },
+): Promise<void> {
+  const held = 'heldBy' in by;
   await manager.query(
     `UPDATE model_translations SET status = 'pending', progress = 0, claimed_by = NULL, claimed_at = NULL,
-            lease_until = NULL${touch ? ', updated_at = now()' : ''} WHERE id = $1`,
-    [id],
+            lease_until = NULL${held ? '' : ', updated_at = now()'}
+      WHERE id = $1${held ? ` AND claimed_by = $2 AND status = 'inprogress'` : ''}`,
+    held ? [id, by.heldBy] : [id],
   );
 }
 

@@ -5,7 +5,7 @@ import type { Stack, Team } from '#test/collab-test-kit';
 import type { filesKit } from '#test/shared-files-kit';
 import { viewerTestKit } from '#test/viewer-kit';
 import { collabService } from '../../service';
-import { recordJob } from './translations.repository';
+import { recordJob, requeueJob } from './translations.repository';
 import type { ViewerExports } from './viewer.feature';
 
 /** Translation jobs: one run per claim across workers, stalled and lapsed claims, the caps. */
@@ -161,6 +161,9 @@ describe('model translation', () => {
         )
       )[0];
     expect(await row()).toEqual({ status: 'inprogress', progress: 40, reason: null, claimed_by: 'newer' });
+    // Nor does its giving the job back (its source read failed): the newer run keeps it.
+    await requeueJob(dataSource.manager, job.body.modelId, { heldBy: worker.id });
+    expect(await row()).toEqual({ status: 'inprogress', progress: 40, reason: null, claimed_by: 'newer' });
     // The claimant's own progress is recorded.
     expect(await recordJob(dataSource.manager, job.body.modelId, 'newer', { progress: 60 })).toMatchObject({
       progress: 60,
@@ -169,6 +172,35 @@ describe('model translation', () => {
       `UPDATE model_translations SET status = 'failed', reason = 'test over' WHERE id = $1`,
       [job.body.modelId],
     );
+  });
+
+  test('a run whose result is refused at the end leaves no GLB; the run that takes over stores its own', async () => {
+    const { dataSource, blobs } = stack.collab.deps;
+    // The database refuses the first attempt's final write, as it does once another worker holds
+    // the claim; that run's lease then runs out and the sweep queues the job again.
+    await dataSource.query(
+      `CREATE FUNCTION refuse_row() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+       CREATE TRIGGER refuse_success BEFORE UPDATE ON model_translations FOR EACH ROW
+         WHEN (NEW.status = 'success' AND NEW.attempts = 1 AND NEW.name LIKE '%refused.stl')
+         EXECUTE FUNCTION refuse_row();`,
+    );
+    try {
+      await kit.upload(t.engineer, folder, 'refused.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
+      const job = await translate('refused.stl').expect(202);
+      expect(await settled(job.body.modelId)).toMatchObject({ status: 'success' });
+      const glbKey = (attempt: number) => `translations/${t.id}/${job.body.modelId}.${attempt}.glb`;
+      const [stored] = await dataSource.query(
+        'SELECT glb_key, attempts FROM model_translations WHERE id = $1',
+        [job.body.modelId],
+      );
+      expect(stored).toEqual({ glb_key: glbKey(2), attempts: 2 });
+      expect(await blobs.head(glbKey(2))).not.toBeNull();
+      expect(await blobs.head(glbKey(1))).toBeNull();
+    } finally {
+      await dataSource.query(
+        'DROP TRIGGER IF EXISTS refuse_success ON model_translations; DROP FUNCTION IF EXISTS refuse_row()',
+      );
+    }
   });
 
   test('translations are bounded per version (8 option sets, 409) and per user (4 waiting, 429)', async () => {
