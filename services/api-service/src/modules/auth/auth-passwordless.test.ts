@@ -1,3 +1,4 @@
+import { expectEventually } from '@hwp/platform/test-kit';
 import request from 'supertest';
 import {
   type ApiTestService,
@@ -147,5 +148,57 @@ describe('magic link', () => {
     expect(link.searchParams.get('redirect_to')).not.toContain('evil.example');
     const res = await request(api.app).get(`${link.pathname}${link.search}`);
     expect(res.headers.location).not.toContain('evil.example');
+  });
+});
+
+describe('a password nobody proved', () => {
+  const attackerPassword = 'set by someone else 1234';
+
+  test("an unconfirmed signup's password does not survive the owner's magic-link sign-in", async () => {
+    const email = uniqueEmail('pre-hijack');
+    await post(api.app, '/auth/signup').send({ email, password: attackerPassword }).expect(200);
+    await post(api.app, '/auth/magic-link').send({ email }).expect(200);
+    const code = codeIn(await latestMessage(api.app, email, 'magiclink'));
+    await post(api.app, '/auth/verify').send({ type: 'magiclink', email, token: code }).expect(200);
+    const login = await post(api.app, '/auth/login').send({ email, password: attackerPassword });
+    expect(login.status).toBe(400);
+    expect(login.body.code).toBe('invalid_credentials');
+  });
+
+  test("an unconfirmed phone signup's password does not survive the owner's SMS sign-in", async () => {
+    const phone = uniquePhone();
+    await post(api.app, '/auth/signup').send({ phone, password: attackerPassword }).expect(200);
+    const signupCode = codeIn(await latestMessage(api.app, phone, 'phone_otp'));
+    // The owner asks for a sign-in code later (past the resend interval of the signup's code).
+    await api.deps.dataSource.query(
+      "UPDATE one_time_codes SET created_at = created_at - interval '5 minutes' WHERE recipient = $1",
+      [phone],
+    );
+    await post(api.app, '/auth/phone-otp').send({ phone_number: phone }).expect(200);
+    const token = await expectEventually(async () => {
+      const code = codeIn(await latestMessage(api.app, phone, 'phone_otp'));
+      expect(code).not.toBe(signupCode);
+      return code;
+    });
+    await post(api.app, '/auth/verify-phone-otp').send({ phone_number: phone, token }).expect(200);
+    const login = await post(api.app, '/auth/phone-login').send({
+      phone_number: phone,
+      password: attackerPassword,
+    });
+    expect(login.status).toBe(400);
+  });
+
+  test('a signup confirmed with its own code keeps its password, by email and by phone', async () => {
+    const email = uniqueEmail('own-code');
+    await post(api.app, '/auth/signup').send({ email, password: PASSWORD }).expect(200);
+    const emailCode = codeIn(await latestMessage(api.app, email, 'signup'));
+    await post(api.app, '/auth/verify').send({ type: 'signup', email, token: emailCode }).expect(200);
+    await post(api.app, '/auth/login').send({ email, password: PASSWORD }).expect(200);
+
+    const phone = uniquePhone();
+    await post(api.app, '/auth/signup').send({ phone, password: PASSWORD }).expect(200);
+    const smsCode = codeIn(await latestMessage(api.app, phone, 'phone_otp'));
+    await post(api.app, '/auth/verify').send({ type: 'sms', phone, token: smsCode }).expect(200);
+    await post(api.app, '/auth/phone-login').send({ phone_number: phone, password: PASSWORD }).expect(200);
   });
 });

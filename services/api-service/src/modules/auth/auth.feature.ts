@@ -7,6 +7,7 @@ import { IdentityEntity } from './identity.entity';
 import { CreateAccounts1763800000000 } from './migrations/1763800000000-CreateAccounts';
 import { CreateRevokedSessions1763800000200 } from './migrations/1763800000200-CreateRevokedSessions';
 import { CreateAuthFlowStates1763800000300 } from './migrations/1763800000300-CreateAuthFlowStates';
+import { AddCodeConfirmsSignup1763800000400 } from './migrations/1763800000400-AddCodeConfirmsSignup';
 import { OneTimeCodeEntity } from './one-time-code.entity';
 import { AuthSessionEntity, RefreshTokenEntity } from './session.entity';
 import type { PersonalTenants } from './sessions.service';
@@ -31,6 +32,7 @@ export const authFeature = defineFeature<
     CreateAccounts1763800000000,
     CreateRevokedSessions1763800000200,
     CreateAuthFlowStates1763800000300,
+    AddCodeConfirmsSignup1763800000400,
   ],
   build: (deps, needs) => {
     const auth = createAuthModule(deps, needs.tenancy.tenants, needs.notifications.request);

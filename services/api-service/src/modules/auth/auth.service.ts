@@ -137,6 +137,7 @@ export class AuthService {
           user,
           link.redirectTo,
           link.pkce,
+          true,
         );
         return { user: await this.accounts.view(manager, user), session: null, sessionId: null };
       }

@@ -113,8 +113,17 @@ export class CodeSignIn {
     await this.bus.transaction(async (manager) => {
       const user = await this.accounts.findByChannel(manager, channel, true);
       const pending = user && !(byEmail ? user.emailConfirmedAt : user.phoneConfirmedAt);
-      if (pending) await this.sendCode(manager, byEmail ? 'signup' : 'sms', recipient, user, redirectTo);
-      else await this.codes.issue(manager, { purpose: 'signup', recipient, userId: null });
+      if (pending) {
+        await this.sendCode(
+          manager,
+          byEmail ? 'signup' : 'sms',
+          recipient,
+          user,
+          redirectTo,
+          undefined,
+          true,
+        );
+      } else await this.codes.issue(manager, { purpose: 'signup', recipient, userId: null });
     });
     return { message: CODE_SENT };
   }
@@ -200,6 +209,17 @@ export class CodeSignIn {
       lock: { mode: 'pessimistic_write' },
     });
     const via: 'email' | 'phone' = purposes.includes('sms') ? 'phone' : 'email';
+    if (
+      !user.emailConfirmedAt &&
+      !user.phoneConfirmedAt &&
+      !redemption.confirmsSignup &&
+      user.encryptedPassword
+    ) {
+      // Whoever set this password never proved they own the address (anyone may sign up with any
+      // address): the owner's first sign-in by code drops it, so it cannot be used to sign in later.
+      user.encryptedPassword = null;
+      await manager.update(UserEntity, { id: user.id }, { encryptedPassword: null });
+    }
     await this.accounts.confirm(manager, user, via);
     return { ok: true as const, user, via, redirectTo: redemption.redirectTo };
   }
@@ -211,6 +231,7 @@ export class CodeSignIn {
     user: UserEntity | null,
     redirectTo?: string,
     pkce?: PkceChallenge,
+    confirmsSignup = false,
   ): Promise<void> {
     const target = this.settings.redirectTarget(redirectTo);
     const { code, linkToken } = await this.codes.issue(manager, {
@@ -218,6 +239,7 @@ export class CodeSignIn {
       recipient,
       userId: user?.id ?? null,
       redirectTo: target,
+      confirmsSignup,
     });
     if (pkce && linkToken && user) {
       const expiresAt = new Date(Date.now() + this.settings.otpTtlMinutes * 60_000);

@@ -19,7 +19,7 @@ export interface IssuedCode {
 
 /** What a redemption attempt came to; failures are returned (not thrown) so the attempt count commits. */
 export type Redemption =
-  | { ok: true; userId: string; redirectTo: string | null }
+  | { ok: true; userId: string; redirectTo: string | null; confirmsSignup: boolean }
   | { ok: false; error: AppError };
 
 const expired = () =>
@@ -41,18 +41,26 @@ export class CodesService {
    */
   async issue(
     manager: EntityManager,
-    input: { purpose: VerifyType; recipient: string; userId: string | null; redirectTo?: string | null },
+    input: {
+      purpose: VerifyType;
+      recipient: string;
+      userId: string | null;
+      redirectTo?: string | null;
+      /** Sent by a signup (or its resend): redeeming it keeps the password that signup set. */
+      confirmsSignup?: boolean;
+    },
   ): Promise<IssuedCode> {
     const { secret, ttlSeconds, resendIntervalSeconds } = this.settings;
     const code = randomCode();
     const linkToken = input.purpose === 'sms' ? null : randomToken();
     // The conditional upsert replaces an older code atomically; two racing requests cannot both win.
     const rows: { id: string }[] = await manager.query(
-      `INSERT INTO one_time_codes (id, user_id, purpose, recipient, code_hash, link_hash, redirect_to, attempts, expires_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 0, now() + make_interval(secs => $8), now())
+      `INSERT INTO one_time_codes (id, user_id, purpose, recipient, code_hash, link_hash, redirect_to, attempts, expires_at, created_at, confirms_signup)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 0, now() + make_interval(secs => $8), now(), $10)
        ON CONFLICT (purpose, recipient) DO UPDATE SET
          id = EXCLUDED.id, user_id = EXCLUDED.user_id, code_hash = EXCLUDED.code_hash,
          link_hash = EXCLUDED.link_hash, redirect_to = EXCLUDED.redirect_to, attempts = 0,
+         confirms_signup = EXCLUDED.confirms_signup,
          expires_at = EXCLUDED.expires_at, created_at = EXCLUDED.created_at
        WHERE one_time_codes.created_at <= now() - make_interval(secs => $9)
        RETURNING id`,
@@ -66,6 +74,7 @@ export class CodesService {
         input.redirectTo ?? null,
         ttlSeconds,
         resendIntervalSeconds,
+        input.confirmsSignup ?? false,
       ],
     );
     if (rows.length === 0) {
@@ -105,7 +114,7 @@ export class CodesService {
       return { ok: false, error: invalid() };
     }
     await manager.delete(OneTimeCodeEntity, { id: row.id });
-    return { ok: true, userId: row.userId, redirectTo: row.redirectTo };
+    return { ok: true, userId: row.userId, redirectTo: row.redirectTo, confirmsSignup: row.confirmsSignup };
   }
 
   /** Redeems the token of an emailed link (of one of `purposes`). */
@@ -124,7 +133,7 @@ export class CodesService {
     if (row.expiresAt.getTime() <= Date.now() || row.attempts >= this.settings.maxAttempts) {
       return { ok: false, error: expired() };
     }
-    return { ok: true, userId: row.userId, redirectTo: row.redirectTo };
+    return { ok: true, userId: row.userId, redirectTo: row.redirectTo, confirmsSignup: row.confirmsSignup };
   }
 
   /** Drops codes that expired a day ago (housekeeping; expired codes are refused anyway). */

@@ -32,6 +32,10 @@ export class OneTimeCodeEntity {
   @Column('int', { default: 0 })
   attempts: number;
 
+  /** Sent by the signup that set the account's password (see AddCodeConfirmsSignup1763800000400). */
+  @Column({ name: 'confirms_signup', type: 'boolean', default: false })
+  confirmsSignup: boolean;
+
   @Column({ name: 'expires_at', type: 'timestamptz' })
   expiresAt: Date;
 
