@@ -13,6 +13,8 @@ export const BOM_ITEM_OPS = ['upsert', 'delete'] as const;
 export const MAX_BOM_ITEMS = 10_000;
 /** Reference designators one line may expand to (`R1-R5000`). */
 export const MAX_REFDES = 10_000;
+/** Characters of one line's designator text (or of its list, all entries together). */
+export const MAX_REFDES_TEXT = 20_000;
 /** Reference designators one import file or one change of lines may hold in all (counted before expanding). */
 export const MAX_REFDES_PER_BOM = 100_000;
 

@@ -17,7 +17,13 @@ import {
 import { JSONSchema } from 'class-validator-jsonschema';
 import { IsFiniteDecimal } from '../common/decimals';
 import { FreeFormObject, NestedList, Nullable } from '../common/schema';
-import { ALTERNATE_APPROVALS, type AlternateApproval, BOM_ITEM_OPS, MAX_BOM_ITEMS } from './bom-constants';
+import {
+  ALTERNATE_APPROVALS,
+  type AlternateApproval,
+  BOM_ITEM_OPS,
+  MAX_BOM_ITEMS,
+  MAX_REFDES_TEXT,
+} from './bom-constants';
 import { Effectivity } from './bom-effectivity.dto';
 import { BomActionRequest } from './bom-header.dto';
 
@@ -88,7 +94,7 @@ export class BomItemInput extends Effectivity {
   @IsOptional()
   @JSONSchema({
     anyOf: [
-      { type: 'string', maxLength: 20000 },
+      { type: 'string', maxLength: MAX_REFDES_TEXT },
       { type: 'array', items: { type: 'string', maxLength: 64 } },
     ],
   })

@@ -169,6 +169,23 @@ describe('a three-level BOM', () => {
     expect((await kit.detail(bx)).tree).toEqual([]);
   });
 
+  test('a designator text over 20,000 characters is refused before it is read', async () => {
+    const x = await kit.part('REF-LONG');
+    const bx = await kit.bom(x, 'A');
+    // 150,000 spaces between two designators: the old dash rule retried the run from every space (19 s).
+    const refdes = `R1${' '.repeat(150_000)}R2`;
+    const res = await kit
+      .as(t.engineer)
+      .post(`/v1/boms/${bx.id}/items`)
+      .query(kit.q)
+      .send({ items: [{ childPartNumber: 'PIN', qty: 2, refdes }] });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([
+      { field: 'items[0].refdes', message: 'reference designators longer than 20000 characters' },
+    ]);
+    expect((await kit.detail(bx)).tree).toEqual([]);
+  });
+
   test('a cycle planted in the database does not hang where-used or the tree', async () => {
     const x = await kit.part('CYC-X');
     const y = await kit.part('CYC-Y');
