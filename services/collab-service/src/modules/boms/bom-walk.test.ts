@@ -88,6 +88,10 @@ describe('the walk of a tree', () => {
         );
         expect(walked.length).toBeGreaterThan(0);
         expect(walked).toEqual(built);
+        // Counted without walking: exact, and past a limit only that limit and one.
+        const walk = new TreeWalk(lines, root);
+        expect(walk.countOccurrences(1_000_000)).toBe(built.length);
+        expect(walk.countOccurrences(built.length - 1)).toBe(built.length);
       }
     },
   );

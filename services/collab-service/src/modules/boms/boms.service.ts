@@ -8,7 +8,7 @@ import type {
   ListBomsQuery,
 } from '@hwp/contracts';
 import { DEFAULT_PAGE_SIZE } from '@hwp/contracts';
-import { type Bus, ConflictError, NotFoundError, newId, ValidationError } from '@hwp/platform';
+import { AppError, type Bus, ConflictError, NotFoundError, newId, ValidationError } from '@hwp/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
 import { usernames } from '../identity/usernames';
@@ -36,6 +36,23 @@ import { BomsRepository } from './boms.repository';
  * BOM headers, their approval flow (DECISIONS.md section 5), the expanded tree and the cost rollup.
  * Every change is one transaction that ends with its `bom` event.
  */
+/**
+ * Occurrences one tree read, rollup, derivation or export expands (a shared sub-assembly counts each
+ * time it occurs). A few kilobytes of lines can nest shared sub-assemblies into 2^n occurrences.
+ */
+export const MAX_TREE_OCCURRENCES = 100_000;
+
+/** The walk, unless its tree expands past MAX_TREE_OCCURRENCES (413, counted without expanding). */
+function withinBudget(walk: TreeWalk): TreeWalk {
+  if (walk.countOccurrences(MAX_TREE_OCCURRENCES) > MAX_TREE_OCCURRENCES) {
+    throw new AppError(
+      'payload_too_large',
+      `The tree under this BOM expands to more than ${MAX_TREE_OCCURRENCES} lines (a shared sub-assembly counts each time it occurs): read the BOMs of its sub-assemblies`,
+    );
+  }
+  return walk;
+}
+
 export class BomsService {
   constructor(
     private readonly dataSource: DataSource,
@@ -165,13 +182,15 @@ export class BomsService {
   /** The tree under a BOM (its distinct lines in one query), expanded with quantities, costs and warnings. */
   async expand(manager: EntityManager, bom: BomEntity, assemblyPartNumber: string): Promise<ExpandedTree> {
     const root = rootOf(bom, assemblyPartNumber);
-    return assembleTree(await loadTreeLines(manager, root), root);
+    const lines = await loadTreeLines(manager, root);
+    withinBudget(new TreeWalk(lines, root));
+    return assembleTree(lines, root);
   }
 
   /** The tree under a BOM as a walk (exports): its distinct lines read in one query, nothing expanded yet. */
   async walk(manager: EntityManager, bom: BomEntity, assemblyPartNumber: string): Promise<TreeWalk> {
     const root = rootOf(bom, assemblyPartNumber);
-    return new TreeWalk(await loadTreeLines(manager, root), root);
+    return withinBudget(new TreeWalk(await loadTreeLines(manager, root), root));
   }
 
   submit(actor: CollabUserEntity, access: WorkspaceScope, bomId: string): Promise<Bom> {

@@ -238,3 +238,52 @@ describe('cycles are refused at write time', () => {
     expect(self.status).toBe(409);
   });
 });
+
+describe('a lattice of shared sub-assemblies', () => {
+  test('a tree that expands past 100,000 occurrences is refused with 413, not expanded', async () => {
+    const t = await teamWorkspace(stack, 'lattice');
+    const kit = bomKit(stack, t);
+    // A_k and B_k each contain A_k-1 and B_k-1: 2^18 occurrences under TOP from 66 lines.
+    const levels = 16;
+    const a: Part[] = [];
+    const b: Part[] = [];
+    for (let k = 0; k <= levels; k++) {
+      a.push(await kit.part(`LAT-A${k}`));
+      b.push(await kit.part(`LAT-B${k}`));
+    }
+    const top = await kit.bom(await kit.part('LAT-TOP'), 'A');
+    const boms: [Bom, number][] = [];
+    for (let k = levels; k >= 1; k--) {
+      for (const part of [a[k], b[k]]) boms.push([await kit.bom(part, 'A'), k]);
+    }
+    // Filled from the top down, each change's own tree is small while it is made.
+    await kit.lines(top, [
+      { childPartId: a[levels].id, qty: 1 },
+      { childPartId: b[levels].id, qty: 1 },
+    ]);
+    for (const [bom, k] of boms) {
+      await kit.lines(bom, [
+        { childPartId: a[k - 1].id, qty: 1 },
+        { childPartId: b[k - 1].id, qty: 1 },
+      ]);
+    }
+    for (const path of [`/v1/boms/${top.id}`, `/v1/boms/${top.id}/cost-rollup`]) {
+      const res = await kit.as(t.viewer).get(path).query(kit.q);
+      expect([path, res.status, res.body.code]).toEqual([path, 413, 'payload_too_large']);
+    }
+    // A change whose answer would be that tree is refused and leaves the lines as they were.
+    const more = await kit
+      .as(t.engineer)
+      .post(`/v1/boms/${top.id}/items`)
+      .query(kit.q)
+      .send({ items: [{ childPartNumber: 'LAT-A0', qty: 1 }] });
+    expect(more.status).toBe(413);
+    const [{ count }] = await stack.collab.deps.dataSource.query(
+      'SELECT count(*)::int AS count FROM bom_items WHERE bom_id = $1',
+      [top.id],
+    );
+    expect(count).toBe(2);
+    // The sub-assemblies stay readable.
+    expect((await kit.detail(boms[boms.length - 1][0])).tree).toHaveLength(2);
+  }, 60_000);
+});
