@@ -12,7 +12,7 @@ import { UserEntity } from '../auth/user.entity';
 import { TenantEntity, TenantMemberEntity } from '../tenancy/tenant.entity';
 import { TenantInvitationEntity } from '../tenancy/tenant-invitation.entity';
 import { registerTenantOwned, TenantScope } from '../tenancy/tenant-scope';
-import { type PageRequest, paging, type TenantsService } from '../tenancy/tenants.service';
+import { hasTenantRole, type PageRequest, paging, type TenantsService } from '../tenancy/tenants.service';
 
 registerTenantOwned(TenantInvitationEntity);
 
@@ -190,6 +190,12 @@ export class TenantInvitationsService {
   accept(userId: string, by: { token: string } | { id: string }): Promise<Tenant> {
     return this.dataSource.transaction(async (manager) => {
       const row = await this.pendingFor(manager, userId, by);
+      // The invitation stands only while its sender may still send it: one removed from the tenant
+      // or demoted since cannot bring anyone in (or an admin grant an owner's role).
+      const inviterRole = row.invitedBy && (await this.tenants.roleOf(manager, row.invitedBy, row.tenantId));
+      if (!inviterRole || !hasTenantRole(inviterRole, row.role === 'owner' ? 'owner' : 'admin')) {
+        throw notFoundForYou();
+      }
       const now = new Date();
       const members = new TenantScope(manager, row.tenantId).repo(TenantMemberEntity);
       if (!(await members.findOne({ userId }))) {

@@ -189,6 +189,35 @@ describe('invitations', () => {
     expect((await invite(owner, tenant.id, invitee.email)).status).toBe(409);
   });
 
+  test('an invitation dies when its sender is removed from the tenant', async () => {
+    const [owner, admin, friend, other] = await Promise.all(
+      ['owner', 'admin', 'friend', 'other'].map((prefix) => confirmedUser(prefix)),
+    );
+    const tenant = await createTenant(owner, { name: `Team ${hex()}` });
+    expect((await invite(owner, tenant.id, admin.email, 'admin')).status).toBe(202);
+    await as(api.app, admin)
+      .post('/tenant-invitations/accept')
+      .send({ token: await invitationToken(admin.email) })
+      .expect(200);
+    // The admin invites a friend and another as admins, and is then removed.
+    expect((await invite(admin, tenant.id, friend.email, 'admin')).status).toBe(202);
+    expect((await invite(admin, tenant.id, other.email, 'member')).status).toBe(202);
+    const [friendToken, otherToken] = await Promise.all([
+      invitationToken(friend.email),
+      invitationToken(other.email),
+    ]);
+    await as(api.app, owner).delete(`/tenant/${tenant.id}/members/${admin.user.id}`).expect(204);
+    for (const [user, token] of [
+      [friend, friendToken],
+      [other, otherToken],
+    ] as const) {
+      const accepted = await as(api.app, user).post('/tenant-invitations/accept').send({ token });
+      expect(accepted.status).toBe(404);
+    }
+    const members = (await as(api.app, owner).get(`/tenant/${tenant.id}/members`).expect(200)).body;
+    expect(JSON.stringify(members)).not.toContain(friend.user.id);
+  });
+
   test('only the addressee can use an invitation; withdrawn, replaced and expired ones are dead', async () => {
     const [owner, admin, invitee, other] = await Promise.all([
       confirmedUser('owner'),
