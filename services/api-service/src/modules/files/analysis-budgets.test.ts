@@ -100,3 +100,38 @@ test('DXF files that expand past the budget end failed with the reason, promptly
   // The drawing's preview was drawn.
   expect((await as(api.app, user).get(drawn.preview_url)).status).toBe(200);
 });
+
+test('metadata too large to index whole still ends ready, promptly (DXF entity types, a STEP author)', async () => {
+  const user = await signUp(api.app);
+  const words = Array.from({ length: 200_000 }, (_, i) => `w${i.toString().padStart(6, '0')}`);
+  // 200,000 distinct entity types (2 MB) and a 1.6 MB author of distinct words: either made a search
+  // vector over Postgres' 1 MB, so the file failed its processing again and again.
+  const dxf = `0\nSECTION\n2\nENTITIES\n${words.map((w) => `0\n${w}\n`).join('')}0\nENDSEC\n0\nEOF\n`;
+  const step = [
+    'ISO-10303-21;',
+    'HEADER;',
+    `FILE_NAME('part','2026-01-01T00:00:00',('${words.join(' ')}'),(''),'','','');`,
+    "FILE_SCHEMA(('AUTOMOTIVE_DESIGN'));",
+    'ENDSEC;',
+    'DATA;',
+    'ENDSEC;',
+    'END-ISO-10303-21;',
+  ].join('\n');
+  const files = [
+    await upload(as(api.app, user), 'types.dxf', dxf),
+    await upload(as(api.app, user), 'author.step', step),
+  ];
+  for (const file of files) {
+    const record = await final(user, file.id);
+    expect([record.name, record.processing_status, record.processing_error]).toEqual([
+      file.name,
+      'ready',
+      null,
+    ]);
+  }
+  // The drawing keeps 64 entity types by name (the rest as OTHER); both are found by what was indexed.
+  const drawing = await final(user, files[0].id);
+  expect(JSON.stringify(drawing.metadata).match(/"w\d{6}"/g)).toHaveLength(64);
+  const found = await as(api.app, user).get('/files').query({ q: 'w000001' }).expect(200);
+  expect(found.body.items.map((f: FileRecord) => f.id).sort()).toEqual(files.map((f) => f.id).sort());
+}, 60_000);

@@ -111,14 +111,18 @@ export class FilesRepository {
     );
   }
 
-  /** Rebuilds a file's search vector from its fields and its current revision's metadata and text. */
+  /**
+   * Rebuilds a file's search vector from its fields and its current revision's metadata and text.
+   * The metadata and the text are cut (100,000 and 200,000 characters) so the vector stays under
+   * Postgres' 1 MB: past it the update fails and the file's processing with it.
+   */
   async reindex(fileId: string): Promise<void> {
     await this.manager.query(
       `UPDATE files f SET search =
          setweight(to_tsvector('simple', coalesce(f.name, '') || ' ' || regexp_replace(f.name, '[._-]+', ' ', 'g')), 'A')
          || setweight(to_tsvector('simple', array_to_string(f.tags, ' ')), 'A')
          || setweight(to_tsvector('simple', coalesce(f.description, '')), 'B')
-         || setweight(to_tsvector('simple', coalesce(r.metadata::text, '') || ' ' || coalesce(r.classification, '')), 'C')
+         || setweight(to_tsvector('simple', left(coalesce(r.metadata::text, ''), 100000) || ' ' || coalesce(r.classification, '')), 'C')
          || setweight(to_tsvector('simple', left(coalesce(r.text_content, ''), 200000)), 'D')
        FROM file_revisions r
        WHERE f.id = $1 AND f.tenant_id = $2 AND r.id = f.current_revision_id`,

@@ -42,13 +42,22 @@ function* pairs(text: string): Generator<[number, string]> {
   }
 }
 
+/** Entity types counted by name; the rest (not a name, or past this many) as `OTHER`. */
+const MAX_ENTITY_TYPES = 64;
+const ENTITY_TYPE = /^[A-Za-z0-9_]{1,32}$/;
+
 export function parseDxf(text: string): DxfFacts {
   let version: string | null = null;
   let units: string | null = null;
   const extmin: number[] = [];
   const extmax: number[] = [];
   let layers = 0;
-  const entities: Record<string, number> = {};
+  const entities = new Map<string, number>();
+  const countEntity = (type: string) => {
+    const key =
+      ENTITY_TYPE.test(type) && (entities.has(type) || entities.size < MAX_ENTITY_TYPES) ? type : 'OTHER';
+    entities.set(key, (entities.get(key) ?? 0) + 1);
+  };
   let section: string | null = null;
   let variable: string | null = null;
   let table: string | null = null;
@@ -60,7 +69,7 @@ export function parseDxf(text: string): DxfFacts {
       else if (value === 'ENDSEC') section = null;
       else if (section === 'TABLES' && value === 'TABLE') table = null;
       else if (section === 'TABLES' && value === 'LAYER' && table === 'LAYER') layers++;
-      else if (section === 'ENTITIES') entities[value] = (entities[value] ?? 0) + 1;
+      else if (section === 'ENTITIES') countEntity(value);
       continue;
     }
     if (code === 2 && expectSectionName) {
@@ -88,7 +97,7 @@ export function parseDxf(text: string): DxfFacts {
           max: [extmax[0], extmax[1], extmax[2] ?? 0] as [number, number, number],
         }
       : null;
-  return { version, units, bbox, layers, entities };
+  return { version, units, bbox, layers, entities: Object.fromEntries(entities) };
 }
 
 /**
