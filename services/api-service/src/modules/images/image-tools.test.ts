@@ -132,6 +132,35 @@ describe('image tools on the local engine', () => {
     expect(alpha(100, 30)).toBe(255); // the ring
   });
 
+  test('remove-background: a source larger than the mask keeps its size; the mask is scaled to it', async () => {
+    const user = await signUp(stack.api.app);
+    const big = await sharp(
+      Buffer.from(
+        `<svg xmlns="http://www.w3.org/2000/svg" width="3000" height="2500">
+           <rect width="100%" height="100%" fill="#ffffff"/>
+           <circle cx="1500" cy="1250" r="900" fill="#1840a0"/>
+         </svg>`,
+      ),
+    )
+      .png()
+      .toBuffer();
+    const source = await uploaded(user, 'big.png', big);
+    const res = await as(stack.api.app, user)
+      .post('/imgtool-remove-background')
+      .send({ reference_image: source });
+    expect(res.body.status).toBe('COMPLETED');
+    const { data, info } = await sharp(await downloaded(user, res.body.generated_images[0]))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height, info.channels]).toEqual([3000, 2500, 4]);
+    const pixel = (x: number, y: number) => [
+      ...data.subarray((y * info.width + x) * 4, (y * info.width + x) * 4 + 4),
+    ];
+    expect(pixel(5, 5)[3]).toBe(0);
+    expect(pixel(2990, 2490)[3]).toBe(0);
+    expect(pixel(1500, 1250)).toEqual([0x18, 0x40, 0xa0, 255]);
+  });
+
   test('vectorize: an SVG that parses, fewer colours for a logo prompt', async () => {
     const user = await signUp(stack.api.app);
     const source = await uploaded(user, 'logo.png', await productShot());

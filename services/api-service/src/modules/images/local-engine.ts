@@ -30,14 +30,33 @@ export async function vectorizeImage(bytes: Buffer, prompt?: string): Promise<Bu
   return Buffer.from(svg);
 }
 
+/**
+ * Largest side the background mask is computed at. The segmentation's memory and time grow with
+ * the pixels (a 6000 x 6000 source took 726 MB and 5 s); the mask is then scaled to the source.
+ */
+const MAX_MASK_SIDE = 2048;
+
 /** A transparent PNG of the subject: the plain background around it made transparent. */
 export async function removeBackground(bytes: Buffer): Promise<Buffer> {
-  const image = await rgba(bytes);
-  const { width, height } = image;
-  const rgb = Buffer.from(image.data); // the worker takes the original; keep the colours here
+  const image = await rgba(bytes, MAX_MASK_SIDE);
+  const meta = await sharp(bytes).metadata();
+  const width = meta.autoOrient?.width ?? meta.width ?? image.width;
+  const height = meta.autoOrient?.height ?? meta.height ?? image.height;
   const { alpha } = await inWorker<{ alpha: Uint8Array }>({ kind: 'mask', image });
-  for (let i = 0; i < width * height; i++) rgb[i * 4 + 3] = alpha[i];
-  return sharp(rgb, { raw: { width, height, channels: 4 } })
+  let mask = Buffer.from(alpha.buffer, alpha.byteOffset, alpha.byteLength);
+  if (image.width !== width || image.height !== height) {
+    mask = await sharp(mask, { raw: { width: image.width, height: image.height, channels: 1 } })
+      .resize(width, height, { fit: 'fill' })
+      .toColourspace('b-w') // one band out, not sRGB's three
+      .raw()
+      .toBuffer();
+  }
+  // The source's colours at full size, its own alpha replaced by the mask, encoded by libvips.
+  // flatten, not removeAlpha: sharp removes alpha after joining channels, whatever the call order.
+  return sharp(bytes)
+    .rotate()
+    .flatten()
+    .joinChannel(mask, { raw: { width, height, channels: 1 } })
     .png()
     .toBuffer();
 }
