@@ -9,6 +9,7 @@ import {
   type ListFilesQuery,
   type PageQuery,
   RoutingKeys,
+  type TenantRole,
   type UploadFileForm,
 } from '@hwp/contracts';
 import type { Bus, StoredUpload } from '@hwp/platform';
@@ -57,6 +58,27 @@ export class FilesService {
   async actor(userId: string, tenant: ResolvedTenant): Promise<FileActor> {
     const teams = await this.tenants.membershipsOf(userId);
     return { userId, teamIds: teams.map((t) => t.id), role: tenant.role };
+  }
+
+  /**
+   * Of `readers` (members of the file's tenant, with their role), the users who may view the file:
+   * nobody once it is gone. Team memberships are read only when a permission list names someone.
+   */
+  async viewersAmong(
+    tenant: ResolvedTenant,
+    fileId: string,
+    readers: { userId: string; role: TenantRole }[],
+  ): Promise<Set<string>> {
+    const file = await this.repo(tenant).findFile(fileId, false);
+    if (!file) return new Set();
+    const { view, edit, delete: del } = file.permissions;
+    const named = view.length + edit.length + del.length > 0;
+    const viewers = new Set<string>();
+    for (const { userId, role } of readers) {
+      const actor = named ? await this.actor(userId, { ...tenant, role }) : { userId, teamIds: [], role };
+      if (may(file, actor, 'view')) viewers.add(userId);
+    }
+    return viewers;
   }
 
   /** The file if the actor may `action` it: 404 when they cannot even see it, 403 when they see it only. */

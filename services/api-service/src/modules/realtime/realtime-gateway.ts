@@ -5,6 +5,7 @@ import {
   ChannelFrame,
   type ChatMessage,
   ChatSendFrame,
+  type TenantRole,
   WS_CLOSE,
   WS_MAX_BUFFERED_BYTES,
   WS_MAX_CONNECTIONS_PER_USER,
@@ -278,9 +279,26 @@ export class RealtimeGateway {
     await this.options.chat.send(client.tenant.scope, client.userId, room, text);
   }
 
-  /** A `file.processed.v1` of a tenant, to its sockets subscribed to `files`. */
-  fileEvent(tenantId: string, type: string, data: unknown): void {
-    this.deliver(tenantId, 'files', { type: 'event', channel: 'files', event: type, data });
+  /**
+   * A `file.processed.v1` of a tenant, to its sockets subscribed to `files` whose user may view the
+   * file (`viewers` picks them from the subscribers: the file's own permissions).
+   */
+  async fileEvent(
+    tenantId: string,
+    type: string,
+    data: unknown,
+    viewers: (
+      tenant: ResolvedTenant,
+      readers: { userId: string; role: TenantRole }[],
+    ) => Promise<Set<string>>,
+  ): Promise<void> {
+    const subscribed = [...this.clients].filter((c) => c.tenant.id === tenantId && c.channels.has('files'));
+    if (subscribed.length === 0) return;
+    const readers = new Map(subscribed.map((c) => [c.userId, { userId: c.userId, role: c.tenant.role }]));
+    const allowed = await viewers(subscribed[0].tenant, [...readers.values()]);
+    this.deliver(tenantId, 'files', { type: 'event', channel: 'files', event: type, data }, (client) =>
+      allowed.has(client.userId),
+    );
   }
 
   /** An image operation's new state, to its user's sockets in its tenant subscribed to `image-operations`. */
@@ -289,7 +307,7 @@ export class RealtimeGateway {
       tenantId,
       'image-operations',
       { type: 'event', channel: 'image-operations', operation },
-      userId,
+      (client) => client.userId === userId,
     );
   }
 
@@ -314,11 +332,11 @@ export class RealtimeGateway {
     }
   }
 
-  private deliver(tenantId: string, channel: string, frame: object, userId?: string): void {
+  private deliver(tenantId: string, channel: string, frame: object, to?: (client: Client) => boolean): void {
     let text: string | undefined;
     for (const client of this.clients) {
       if (client.tenant.id !== tenantId || !client.channels.has(channel)) continue;
-      if (userId !== undefined && client.userId !== userId) continue;
+      if (to && !to(client)) continue;
       text ??= JSON.stringify(frame);
       this.write(client, text);
     }

@@ -2,6 +2,7 @@ import { RoutingKeys } from '@hwp/contracts';
 import { defineFeature, onUpgrade } from '@hwp/platform';
 import type { ApiConfig } from '../../config';
 import type { AuthModule } from '../auth/auth.module';
+import type { FilesExports } from '../files/files.feature';
 import type { TenancyExports } from '../tenancy/tenancy.feature';
 import { createTenantResolver } from '../tenancy/tenant-context';
 import { ChatService } from './chat.service';
@@ -19,12 +20,12 @@ export interface RealtimeExports {
 export const realtimeFeature = defineFeature<
   ApiConfig,
   RealtimeExports,
-  { tenancy: TenancyExports; auth: AuthModule }
+  { tenancy: TenancyExports; auth: AuthModule; files: FilesExports }
 >({
   name: 'realtime',
   entities: [ChatMessageEntity],
   migrations: [CreateChatMessages1764600000000],
-  build: (deps, { tenancy, auth }) => {
+  build: (deps, { tenancy, auth, files }) => {
     const { dataSource, bus, logger, lifecycle, config } = deps;
     const chat = new ChatService(bus);
     const signedIn = [
@@ -64,7 +65,9 @@ export const realtimeFeature = defineFeature<
           } else if (event.type === RoutingKeys.tenantMemberRemoved) {
             gateway.membershipEnded(tenantId, event.data.userId);
           } else if (event.type === RoutingKeys.fileProcessed) {
-            gateway.fileEvent(tenantId, event.type, event.data);
+            await gateway.fileEvent(tenantId, event.type, event.data, (tenant, readers) =>
+              files.files.viewersAmong(tenant, event.data.fileId, readers),
+            );
           } else if (event.type === RoutingKeys.imageOperationUpdated) {
             gateway.imageOperation(tenantId, event.data.userId, event.data.operation);
           } else if (event.type === RoutingKeys.chatMessage) {

@@ -158,6 +158,35 @@ describe('the WebSocket /ws', () => {
     stranger.close();
   });
 
+  test('a file’s processing reaches only the subscribers who may view the file', async () => {
+    const { owner, member, tenant } = await team(stack.api);
+    const client = inTenant(stack.api, owner, tenant.id);
+    const name = `${randomBytes(3).toString('hex')}.txt`;
+    const file = await upload(client, name, 'v1');
+    await client
+      .put(`/files/${file.id}/permissions`)
+      .send({ view: [owner.user.id], edit: [], delete: [] })
+      .expect(200);
+    const sockets = [
+      await connect(owner, { tenant: tenant.id }),
+      await connect(member, { tenant: tenant.id }),
+    ];
+    for (const socket of sockets) {
+      socket.send({ type: 'subscribe', channel: 'files' });
+      await socket.next((f) => f.type === 'subscribed');
+    }
+    const [mine, theirs] = sockets;
+    // A new revision of the file only its owner may view, then a file every member may view.
+    await upload(client, name, 'v2', { replace_if_exists: 'true' });
+    const event = await mine.next((f) => f.type === 'event');
+    expect((event.data as { fileId: string }).fileId).toBe(file.id);
+    const open = await upload(client, `${randomBytes(3).toString('hex')}.txt`, 'for all');
+    const seen = await theirs.next((f) => f.type === 'event');
+    expect((seen.data as { fileId: string }).fileId).toBe(open.id);
+    expect(theirs.frames.filter((f) => f.type === 'event')).toHaveLength(1);
+    for (const socket of sockets) socket.close();
+  });
+
   test('chat: a message reaches the room’s subscribers in the tenant, is kept as history, and not elsewhere', async () => {
     const { owner, member, tenant } = await team(stack.api);
     const outsider = await signUp(stack.api.app);
