@@ -48,46 +48,54 @@ export class FileWrites {
   ): Promise<UploadResult> {
     let keep = false;
     try {
-      const outcome = await this.dataSource.transaction(async (manager) => {
-        const repo = this.files.repo(access, manager);
-        const path = pathOf(target);
-        await assertUnlocked(repo, path, actor);
-        const branch = options.branch && options.branch !== 'main' ? options.branch : undefined;
-        let file = await repo.live(target.username, target.filename, true);
-        const version = {
-          id: stored.id,
-          blobKey: stored.key,
-          sha256: stored.sha256,
-          size: stored.size,
-          contentType: contentTypeOf(stored.clientType),
-          message: options.message?.trim() || null,
-          authorId: actor.id,
-          source: 'upload' as const,
-          branch,
-        };
-        if (!file) {
-          if (branch) throw new NotFoundError(`No file ${path} to write the branch ${branch} of`);
-          file = await repo.create(target.username, target.filename);
-          const created = await repo.addVersion(file, version);
+      // Two first uploads of one new path race to create it: the loser's create breaks the live-path
+      // key, and it runs again against the winner's file (a conflict copy, or the same bytes).
+      const attempt = () =>
+        this.dataSource.transaction(async (manager) => {
+          const repo = this.files.repo(access, manager);
+          const path = pathOf(target);
+          await assertUnlocked(repo, path, actor);
+          const branch = options.branch && options.branch !== 'main' ? options.branch : undefined;
+          let file = await repo.live(target.username, target.filename, true);
+          const version = {
+            id: stored.id,
+            blobKey: stored.key,
+            sha256: stored.sha256,
+            size: stored.size,
+            contentType: contentTypeOf(stored.clientType),
+            message: options.message?.trim() || null,
+            authorId: actor.id,
+            source: 'upload' as const,
+            branch,
+          };
+          if (!file) {
+            if (branch) throw new NotFoundError(`No file ${path} to write the branch ${branch} of`);
+            file = await repo.create(target.username, target.filename);
+            const created = await repo.addVersion(file, version);
+            keep = true;
+            await this.files.emitVersion(manager, access, actor, path, created, 'created');
+            return { kind: 'written' as const, version: created };
+          }
+          const head = await repo.head(file, branch);
+          if (!head) throw new NotFoundError(`No branch ${branch} of ${path}; create it first`);
+          if (!options.replace && head.sha256 !== stored.sha256 && options.baseVersion !== head.sha256) {
+            const copy = await this.keepConflict(repo, actor, target, file, version);
+            keep = true;
+            return { kind: 'conflict' as const, head, copy };
+          }
+          if (!options.replace && head.sha256 === stored.sha256) {
+            // The same bytes again: nothing changes (and no conflict).
+            return { kind: 'written' as const, version: head };
+          }
+          const written = await repo.addVersion(file, version);
           keep = true;
-          await this.files.emitVersion(manager, access, actor, path, created, 'created');
-          return { kind: 'written' as const, version: created };
-        }
-        const head = await repo.head(file, branch);
-        if (!head) throw new NotFoundError(`No branch ${branch} of ${path}; create it first`);
-        if (!options.replace && head.sha256 !== stored.sha256 && options.baseVersion !== head.sha256) {
-          const copy = await this.keepConflict(repo, actor, target, file, version);
-          keep = true;
-          return { kind: 'conflict' as const, head, copy };
-        }
-        if (!options.replace && head.sha256 === stored.sha256) {
-          // The same bytes again: nothing changes (and no conflict).
-          return { kind: 'written' as const, version: head };
-        }
-        const written = await repo.addVersion(file, version);
-        keep = true;
-        await this.files.emitVersion(manager, access, actor, path, written, 'updated');
-        return { kind: 'written' as const, version: written };
+          await this.files.emitVersion(manager, access, actor, path, written, 'updated');
+          return { kind: 'written' as const, version: written };
+        });
+      const outcome = await attempt().catch((error: unknown) => {
+        if (!isLivePathTaken(error)) throw error;
+        keep = false;
+        return attempt();
       });
       if (outcome.kind === 'conflict') {
         throw new AppError(
@@ -203,4 +211,10 @@ export class FileWrites {
       return presentUpload(target.filename, written);
     });
   }
+}
+
+/** The live-path key broken: another upload created the same new path first. */
+function isLivePathTaken(error: unknown): boolean {
+  const failed = error as { code?: unknown; constraint?: unknown } | null;
+  return failed?.code === '23505' && failed.constraint === 'shared_files_live_key';
 }

@@ -108,6 +108,20 @@ describe('uploads with optimistic concurrency', () => {
     expect(versions.body.items).toHaveLength(2);
   });
 
+  test('ten first uploads of one new path at once: one creates it, nine conflict copies, every byte kept', async () => {
+    const bodies = Array.from({ length: 10 }, (_, i) => `first ${i} `.repeat(500 + i));
+    const answers = await Promise.all(bodies.map((body) => kit.upload(t.engineer, me, 'new-race.txt', body)));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, ...Array(9).fill(409)]);
+    const conflicts = answers.filter((a) => a.status === 409);
+    expect(conflicts.map((a) => a.body.code)).toEqual(Array(9).fill('version_conflict'));
+    const copies = conflicts.map((a) => a.body.conflict.filename as string);
+    const served = [
+      await kit.bytes(t.viewer, me, 'new-race.txt'),
+      ...(await Promise.all(copies.map((c) => kit.bytes(t.viewer, me, c)))),
+    ];
+    expect(served.map((b) => b.toString()).sort()).toEqual([...bodies].sort());
+  });
+
   test('a user writes their own folder only; managers write any; viewers none', async () => {
     const other = await kit.username(t.viewer);
     await kit.upload(t.engineer, other, 'x.txt', 'x').expect(403);
