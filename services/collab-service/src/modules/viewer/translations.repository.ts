@@ -34,6 +34,13 @@ export class TranslationsRepository {
     await this.manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`translations:${userId}`]);
   }
 
+  /** Holds, until the transaction ends, the requests for one file version (any user's), after the user's. */
+  async serialiseVariantsOf(versionId: string): Promise<void> {
+    await this.manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+      `translation-variants:${versionId}`,
+    ]);
+  }
+
   /** The job of a file version and option set, if there is one. */
   variant(versionId: string, optionsKey: string): Promise<TranslationEntity | null> {
     return this.translations.findOne({ versionId, optionsKey });

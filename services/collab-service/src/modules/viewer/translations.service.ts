@@ -112,8 +112,10 @@ export class TranslationsService {
     const optionsKey = `${simplify ?? '-'}|${compress ? 'c' : '-'}`;
     return this.dataSource.transaction(async (manager) => {
       const repo = new TranslationsRepository(access.in(manager));
-      // Serialises one user's requests, so the caps below count what is really there.
+      // Serialises one user's requests, then one version's (always in that order: no deadlock), so
+      // the per-user and per-version caps below count what is really there.
       await repo.serialiseRequestsOf(actor.id);
+      await repo.serialiseVariantsOf(version.id);
       if (!(await repo.variant(version.id, optionsKey))) await this.checkCaps(repo, actor, version.id);
       const row = await repo.insertIfNew({
         id: newId(),

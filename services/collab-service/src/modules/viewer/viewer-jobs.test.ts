@@ -217,6 +217,21 @@ describe('model translation', () => {
     expect([ninth.status, ninth.body.code]).toEqual([409, 'conflict']);
     // Asking again for an existing option set is never refused.
     expect((await translate('variants.stl', { simplify: 0.5 })).status).toBe(200);
+    // With one option set left, three members asking for new ones at once: one gets it.
+    await stack.collab.deps.dataSource.query(
+      `DELETE FROM model_translations WHERE version_id = (SELECT version_id FROM model_translations WHERE id = $1)
+         AND options_key = 'v7'`,
+      [first.body.modelId],
+    );
+    const racers = await Promise.all(
+      [t.owner, t.manager, t.engineer].map((user, i) =>
+        kit
+          .as(user)
+          .post('/api/viewer/translate-file')
+          .send({ workspace: t.workspace, filename: `${folder}/variants.stl`, simplify: 0.1 + i / 10 }),
+      ),
+    );
+    expect(racers.map((res) => res.status).sort()).toEqual([202, 409, 409]);
 
     // Four jobs of the viewer waiting: the fifth is 429 with Retry-After.
     await kit.upload(t.engineer, folder, 'queue.stl', binaryStl(boxTriangles(2, 2, 2))).expect(201);
