@@ -9,7 +9,7 @@ import type {
   ValidateEffectivityRequest,
   WhereUsedList,
 } from '@hwp/contracts';
-import { ConflictError, NotFoundError, newId, ValidationError } from '@hwp/platform';
+import { AppError, ConflictError, NotFoundError, newId, ValidationError } from '@hwp/platform';
 import type { DataSource } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import type { CollabUserEntity } from '../identity/collab-user.entity';
@@ -31,6 +31,30 @@ interface DiffLine extends BomDiffLine {
 const EFFECTIVITY_FIELDS = ['dateFrom', 'dateTo', 'serialFrom', 'serialTo', 'lotFrom', 'lotTo'] as const;
 
 /** Derive-MBOM, diff, effectivity checks and where-used: reads and copies across BOMs. */
+/** Paths one where-used answer lists at most (413 past it). */
+export const MAX_WHERE_USED_PATHS = 10_000;
+
+/** The recursion of where-used: `up` holds every path from the part up ($1 workspace, $2 part, $3 all levels). */
+const WHERE_USED_PATHS = `WITH RECURSIVE chosen AS (
+         SELECT DISTINCT ON (b.assembly_part_id, b.type) b.*
+         FROM boms b WHERE b.workspace_id = $1
+         ORDER BY b.assembly_part_id, b.type, (b.status = 'approved') DESC, b.created_at DESC, b.id DESC
+       ),
+       up AS (
+         SELECT c.id AS bom_id, c.assembly_part_id, c.revision, c.type, c.status, 1 AS level,
+                sum(i.qty) AS qty, ARRAY[c.assembly_part_id, $2::uuid] AS parts, c.assembly_part_id = $2::uuid AS cycle
+         FROM bom_items i JOIN chosen c ON c.id = i.bom_id
+         WHERE i.child_part_id = $2
+         GROUP BY c.id, c.assembly_part_id, c.revision, c.type, c.status
+         UNION ALL
+         SELECT c.id, c.assembly_part_id, c.revision, c.type, c.status, u.level + 1,
+                u.qty * i.qty, c.assembly_part_id || u.parts, c.assembly_part_id = ANY(u.parts)
+         FROM up u
+         JOIN bom_items i ON i.child_part_id = u.assembly_part_id
+         JOIN chosen c ON c.id = i.bom_id AND c.type = u.type
+         WHERE $3 AND NOT u.cycle AND u.level < ${MAX_DEPTH}
+       )`;
+
 export class BomStructureService {
   constructor(
     private readonly dataSource: DataSource,
@@ -268,6 +292,18 @@ export class BomStructureService {
   async whereUsed(access: WorkspaceScope, partId: string, levels: '1' | 'all'): Promise<WhereUsedList> {
     const manager = this.dataSource.manager;
     const part = await this.boms.bomsIn(access, manager).part(partId);
+    // Shared sub-assemblies make paths multiply (2^n from a few lines): counted first, lazily, and
+    // at most MAX_WHERE_USED_PATHS + 1 of them.
+    const [{ paths }]: { paths: number }[] = await manager.query(
+      `${WHERE_USED_PATHS} SELECT count(*)::int AS paths FROM (SELECT 1 FROM up LIMIT ${MAX_WHERE_USED_PATHS + 1}) x`,
+      [access.id, part.id, levels === 'all'],
+    );
+    if (paths > MAX_WHERE_USED_PATHS) {
+      throw new AppError(
+        'payload_too_large',
+        `This part is used on more than ${MAX_WHERE_USED_PATHS} paths; ask for its direct uses (levels=1)`,
+      );
+    }
     const rows: {
       bom_id: string;
       assembly_part_id: string;
@@ -279,25 +315,7 @@ export class BomStructureService {
       qty: string;
       path: string[];
     }[] = await manager.query(
-      `WITH RECURSIVE chosen AS (
-         SELECT DISTINCT ON (b.assembly_part_id, b.type) b.*
-         FROM boms b WHERE b.workspace_id = $1
-         ORDER BY b.assembly_part_id, b.type, (b.status = 'approved') DESC, b.created_at DESC, b.id DESC
-       ),
-       up AS (
-         SELECT c.id AS bom_id, c.assembly_part_id, c.revision, c.type, c.status, 1 AS level,
-                sum(i.qty) AS qty, ARRAY[c.assembly_part_id, $2::uuid] AS parts, c.assembly_part_id = $2::uuid AS cycle
-         FROM bom_items i JOIN chosen c ON c.id = i.bom_id
-         WHERE i.child_part_id = $2
-         GROUP BY c.id, c.assembly_part_id, c.revision, c.type, c.status
-         UNION ALL
-         SELECT c.id, c.assembly_part_id, c.revision, c.type, c.status, u.level + 1,
-                u.qty * i.qty, c.assembly_part_id || u.parts, c.assembly_part_id = ANY(u.parts)
-         FROM up u
-         JOIN bom_items i ON i.child_part_id = u.assembly_part_id
-         JOIN chosen c ON c.id = i.bom_id AND c.type = u.type
-         WHERE $3 AND NOT u.cycle AND u.level < ${MAX_DEPTH}
-       )
+      `${WHERE_USED_PATHS}
        SELECT u.bom_id, u.assembly_part_id, p.part_number, u.revision, u.type, u.status, u.level, u.qty,
               ARRAY(SELECT pp.part_number FROM unnest(u.parts) WITH ORDINALITY AS x(id, n)
                     JOIN parts pp ON pp.id = x.id ORDER BY x.n) AS path

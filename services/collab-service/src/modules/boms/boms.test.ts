@@ -285,5 +285,14 @@ describe('a lattice of shared sub-assemblies', () => {
     expect(count).toBe(2);
     // The sub-assemblies stay readable.
     expect((await kit.detail(boms[boms.length - 1][0])).tree).toHaveLength(2);
+    // Where-used of the bottom part: 2^17 paths up, refused; its direct uses are two.
+    const usedIn = (levels: string) =>
+      kit
+        .as(t.viewer)
+        .get(`/v1/parts/${a[0].id}/where-used`)
+        .query({ ...kit.q, levels });
+    const everywhere = await usedIn('all');
+    expect([everywhere.status, everywhere.body.code]).toEqual([413, 'payload_too_large']);
+    expect((await usedIn('1').expect(200)).body.items).toHaveLength(2);
   }, 60_000);
 });
