@@ -110,9 +110,10 @@ export class FileProcessor {
     if (revision.processingStatus === 'pending')
       await revisions.update({ id: revision.id }, { processingStatus: 'processing' });
 
+    /** Records a stage's result on the revision; false when the revision is gone (its file deleted). */
     const record = async (stage: Stage, result: Record<string, unknown>) => {
       revision.stages = { ...revision.stages, [stage]: result };
-      await revisions.update({ id: revision.id }, { stages: revision.stages });
+      return (await revisions.update({ id: revision.id }, { stages: revision.stages })) > 0;
     };
     let status: ProcessingStatus = 'ready';
     try {
@@ -184,7 +185,7 @@ export class FileProcessor {
   /** Metadata and preview stages (each run once), from one read of the content. */
   private async analysis(
     revision: FileRevisionEntity,
-    record: (stage: Stage, result: Record<string, unknown>) => Promise<void>,
+    record: (stage: Stage, result: Record<string, unknown>) => Promise<boolean>,
     tenantId: string,
   ): Promise<ContentAnalysis> {
     const done = revision.stages.metadata as
@@ -207,7 +208,10 @@ export class FileProcessor {
         await this.blobs.put(key, png, { contentType: 'image/png' });
         stored[kind] = key;
       }
-      await record('preview', stored);
+      if (!(await record('preview', stored))) {
+        // The file was deleted while its previews were drawn, after its delete removed their keys.
+        for (const key of Object.values(stored)) await this.blobs.delete(key).catch(() => undefined);
+      }
     }
     return done ? { ...analysis, metadata: done.metadata, classification: done.classification } : analysis;
   }

@@ -28,6 +28,7 @@ import type { TenantsService } from '../tenancy/tenants.service';
 import { FileEntity, FileRevisionEntity } from './file.entity';
 import { fileName, folderPath, mimeTypeOf } from './file-names';
 import { type FileAction, type FileActor, may, NO_PERMISSIONS } from './file-permissions';
+import { previewKey } from './file-processing';
 import { presentFile, presentRevision } from './files.presenter';
 import { FilesRepository } from './files.repository';
 import { SharedFilesRepository } from './shared-files.repository';
@@ -309,9 +310,12 @@ export class FilesService {
       const file = await this.authorized(repo, actor, id, 'delete', true);
       const revisions = await repo.revisionsOf(file.id);
       await repo.files.delete({ id: file.id });
-      const previews = revisions.flatMap((r) =>
-        Object.values((r.stages.preview ?? {}) as Record<string, string>),
-      );
+      // Every preview a revision may have, recorded yet or not: processing may be drawing them now.
+      const previews = revisions.flatMap((r) => [
+        ...Object.values((r.stages.preview ?? {}) as Record<string, string>),
+        previewKey(tenant.id, r.id, 'preview'),
+        previewKey(tenant.id, r.id, 'thumbnail'),
+      ]);
       return [...new Set([...revisions.map((r) => r.blobKey), ...previews])];
     });
     for (const key of keys) await this.blobs.delete(key).catch(() => undefined);

@@ -1,8 +1,10 @@
 import type { FileRecord } from '@hwp/contracts';
 import { expectEventually, listen } from '@hwp/platform/test-kit';
+import sharp from 'sharp';
 import request from 'supertest';
 import { type ApiTestService, as, signUp, startApi, type TestUser } from '#test/api-test-kit';
 import { upload } from '#test/factories';
+import { previewKey } from './file-processing';
 
 // Issue 34, finding 3: a file whose processing event died (dead-lettered, its process killed) is
 // requeued, or ends failed with the reason; never pending for good. /readyz says so meanwhile.
@@ -120,5 +122,37 @@ test('with the local blob folder, a part URL refuses any size but the one it was
     expect([completed.status, completed.body.size]).toEqual([201, 1]);
   } finally {
     await server.close();
+  }
+});
+
+test('a file deleted while its previews are drawn leaves no preview behind', async () => {
+  const user = await signUp(api.app);
+  const { dataSource, blobs } = api.deps;
+  // The revision is gone when processing records its previews (as when the file is deleted then).
+  await dataSource.query(
+    `CREATE FUNCTION gone_at_preview() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+     CREATE TRIGGER gone_at_preview BEFORE UPDATE ON file_revisions FOR EACH ROW
+       WHEN (NEW.stages ? 'preview' AND NOT OLD.stages ? 'preview') EXECUTE FUNCTION gone_at_preview();`,
+  );
+  try {
+    const png = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#336699' } })
+      .png()
+      .toBuffer();
+    const file = await upload(as(api.app, user), 'drawn.png', png);
+    const [{ tenant_id: tenant }] = await dataSource.query('SELECT tenant_id FROM files WHERE id = $1', [
+      file.id,
+    ]);
+    await expectEventually(async () =>
+      expect((await as(api.app, user).get(`/files/${file.id}`)).body.processing_status).not.toBe(
+        'processing',
+      ),
+    );
+    for (const kind of ['preview', 'thumbnail'] as const) {
+      expect(await blobs.head(previewKey(tenant, file.current_revision_id, kind))).toBeNull();
+    }
+  } finally {
+    await dataSource.query(
+      'DROP TRIGGER IF EXISTS gone_at_preview ON file_revisions; DROP FUNCTION IF EXISTS gone_at_preview()',
+    );
   }
 });
