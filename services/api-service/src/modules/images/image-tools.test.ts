@@ -70,6 +70,27 @@ async function downloaded(user: TestUser, url: string): Promise<Buffer> {
   return res.body as Buffer;
 }
 
+/** Remove-background on a white `width` x `height` PNG holding `shapes` (SVG): the result's raw pixels. */
+async function backgroundRemoved(width: number, height: number, shapes: string) {
+  const user = await signUp(stack.api.app);
+  const png = await sharp(
+    Buffer.from(
+      `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}">
+         <rect width="100%" height="100%" fill="#ffffff"/>${shapes}</svg>`,
+    ),
+  )
+    .png()
+    .toBuffer();
+  const source = await uploaded(user, 'shapes.png', png);
+  const res = await as(stack.api.app, user)
+    .post('/imgtool-remove-background')
+    .send({ reference_image: source });
+  expect(res.body.status).toBe('COMPLETED');
+  return sharp(await downloaded(user, res.body.generated_images[0]))
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+}
+
 describe('image tools on the local engine', () => {
   test('remove-background: a PNG with alpha, transparent corners and an opaque subject, saved as a file', async () => {
     const user = await signUp(stack.api.app);
@@ -107,25 +128,11 @@ describe('image tools on the local engine', () => {
   });
 
   test('remove-background: GrabCut clears a background-coloured hole the outline encloses', async () => {
-    const user = await signUp(stack.api.app);
-    const ring = await sharp(
-      Buffer.from(
-        `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200">
-           <rect width="100%" height="100%" fill="#ffffff"/>
-           <circle cx="100" cy="100" r="70" fill="none" stroke="#1840a0" stroke-width="30"/>
-         </svg>`,
-      ),
-    )
-      .png()
-      .toBuffer();
-    const source = await uploaded(user, 'ring.png', ring);
-    const res = await as(stack.api.app, user)
-      .post('/imgtool-remove-background')
-      .send({ reference_image: source });
-    expect(res.body.status).toBe('COMPLETED');
-    const { data, info } = await sharp(await downloaded(user, res.body.generated_images[0]))
-      .raw()
-      .toBuffer({ resolveWithObject: true });
+    const { data, info } = await backgroundRemoved(
+      200,
+      200,
+      '<circle cx="100" cy="100" r="70" fill="none" stroke="#1840a0" stroke-width="30"/>',
+    );
     const alpha = (x: number, y: number) => data[(y * info.width + x) * info.channels + 3];
     expect(alpha(2, 2)).toBe(0); // outside
     expect(alpha(100, 100)).toBe(0); // the hole
@@ -133,25 +140,11 @@ describe('image tools on the local engine', () => {
   });
 
   test('remove-background: a source larger than the mask keeps its size; the mask is scaled to it', async () => {
-    const user = await signUp(stack.api.app);
-    const big = await sharp(
-      Buffer.from(
-        `<svg xmlns="http://www.w3.org/2000/svg" width="3000" height="2500">
-           <rect width="100%" height="100%" fill="#ffffff"/>
-           <circle cx="1500" cy="1250" r="900" fill="#1840a0"/>
-         </svg>`,
-      ),
-    )
-      .png()
-      .toBuffer();
-    const source = await uploaded(user, 'big.png', big);
-    const res = await as(stack.api.app, user)
-      .post('/imgtool-remove-background')
-      .send({ reference_image: source });
-    expect(res.body.status).toBe('COMPLETED');
-    const { data, info } = await sharp(await downloaded(user, res.body.generated_images[0]))
-      .raw()
-      .toBuffer({ resolveWithObject: true });
+    const { data, info } = await backgroundRemoved(
+      3000,
+      2500,
+      '<circle cx="1500" cy="1250" r="900" fill="#1840a0"/>',
+    );
     expect([info.width, info.height, info.channels]).toEqual([3000, 2500, 4]);
     const pixel = (x: number, y: number) => [
       ...data.subarray((y * info.width + x) * 4, (y * info.width + x) * 4 + 4),
