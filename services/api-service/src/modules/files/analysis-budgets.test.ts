@@ -11,13 +11,20 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => api?.stop());
 
+/** The file's record once its processing ended (waited for in the database: polling the API would hit its rate limit). */
 async function final(user: TestUser, id: string): Promise<FileRecord> {
-  let record: FileRecord | undefined;
-  await expectEventually(async () => {
-    record = (await as(api.app, user).get(`/files/${id}`)).body as FileRecord;
-    expect(['ready', 'failed', 'quarantined']).toContain(record.processing_status);
-  });
-  return record as FileRecord;
+  await expectEventually(
+    async () => {
+      const [row] = await api.deps.dataSource.query(
+        `SELECT r.processing_status FROM files f JOIN file_revisions r ON r.id = f.current_revision_id
+          WHERE f.id = $1`,
+        [id],
+      );
+      expect(['ready', 'failed', 'quarantined']).toContain(row?.processing_status);
+    },
+    { timeoutMs: 30_000 },
+  );
+  return (await as(api.app, user).get(`/files/${id}`).expect(200)).body as FileRecord;
 }
 
 /** A DXF whose INSERT places one block `cols` x `rows` times (about 300 bytes). */
@@ -130,7 +137,7 @@ test('metadata too large to index whole still ends ready, promptly (DXF entity t
     ]);
   }
   // The drawing keeps 64 entity types by name (the rest as OTHER); both are found by what was indexed.
-  const drawing = await final(user, files[0].id);
+  const drawing = (await as(api.app, user).get(`/files/${files[0].id}`).expect(200)).body as FileRecord;
   expect(JSON.stringify(drawing.metadata).match(/"w\d{6}"/g)).toHaveLength(64);
   const found = await as(api.app, user).get('/files').query({ q: 'w000001' }).expect(200);
   expect(found.body.items.map((f: FileRecord) => f.id).sort()).toEqual(files.map((f) => f.id).sort());
