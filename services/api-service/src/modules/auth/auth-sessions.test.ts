@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { type ApiTestService, as, signUp } from '#test/api-test-kit';
+import { type ApiTestService, as, newClientIp, signUp } from '#test/api-test-kit';
 import { expectAuthResponse, post, startOpenApi, withClockMovedOn } from '#test/auth-test-setup';
 import { apiService } from '../../service';
 
@@ -94,6 +94,22 @@ describe('logout', () => {
     });
     expect(refresh.status).toBe(401);
     await expectRefusedWithin5s(open.app, user);
+  });
+
+  test('the public list of ended sessions names a logged-out one and is rate limited per client', async () => {
+    const user = await signUp(open.app);
+    const claims = JSON.parse(Buffer.from(user.session.access_token.split('.')[1], 'base64url').toString());
+    await as(open.app, user).post('/auth/logout').expect(204);
+    const reader = newClientIp();
+    const read = (ip: string) => request(open.app).get('/auth/sessions/revoked').set('X-Forwarded-For', ip);
+    const list = await read(reader).expect(200);
+    expect(list.body.items.map((item: { session_id: string }) => item.session_id)).toContain(
+      claims.session_id,
+    );
+    for (let i = 1; i < 60; i++) await read(reader).expect(200);
+    const over = await read(reader);
+    expect([over.status, over.body.code]).toEqual([429, 'rate_limited']);
+    await read(newClientIp()).expect(200);
   });
 
   test('another replica stops accepting the access token within 5 s of the logout', async () => {

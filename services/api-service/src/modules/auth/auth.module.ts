@@ -214,7 +214,7 @@ export function createAuthModule(
         siteUrl,
       };
       mountAuthRoutes(api, routeDeps);
-      mountRevocationRoutes(api, dataSource, sessions.revocations);
+      mountRevocationRoutes(api, dataSource, sessions.revocations, standardLimit);
       mountGoTrueRoutes(api, app, routeDeps);
     },
   };

@@ -1,5 +1,6 @@
 import { RevokedSessionList } from '@hwp/contracts';
 import type { ApiRouter } from '@hwp/platform';
+import type { RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
 import type { SessionRevocations } from './session-revocations';
 
@@ -12,6 +13,7 @@ export function mountRevocationRoutes(
   api: ApiRouter,
   dataSource: DataSource,
   revocations: SessionRevocations,
+  limit: RequestHandler,
 ): void {
   api.route({
     method: 'get',
@@ -21,6 +23,10 @@ export function mountRevocationRoutes(
       'Services that verify access tokens from the JWKS alone refuse tokens whose `session_id` is listed, ' +
       'until `expires_at`. Live changes arrive as `session.revoked.v1` events.',
     tags: ['auth'],
+    // Public, and its answer grows with the sessions ended in the last token lifetime: rate limited
+    // per client (a collaboration replica reads it every 30 s).
+    rateLimited: true,
+    before: [limit],
     responses: { 200: { description: 'The list', schema: RevokedSessionList } },
     handler: ({ res }) => {
       res.setHeader('Cache-Control', 'no-store');

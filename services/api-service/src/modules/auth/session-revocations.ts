@@ -23,6 +23,8 @@ export class SessionRevocations {
   ): Promise<void> {
     if (sessionIds.length === 0) return;
     const expiresAt = new Date(Date.now() + this.tokenTtlSeconds * 1000);
+    // Rows whose tokens have all expired go here, on a signed-in write, not on the public read.
+    await manager.query('DELETE FROM revoked_sessions WHERE expires_at < now()');
     await manager.query(
       `INSERT INTO revoked_sessions (session_id, user_id, reason, expires_at)
        SELECT id, $2, $3, $4 FROM unnest($1::uuid[]) AS id
@@ -38,11 +40,10 @@ export class SessionRevocations {
     await this.outbox.add(manager, { type: RoutingKeys.sessionRevoked, actor: userId, data });
   }
 
-  /** The ended sessions whose tokens may still be unexpired; drops the rows past that. */
+  /** The ended sessions whose tokens may still be unexpired (a read only: the rows past that are dropped by `record`). */
   async list(dataSource: DataSource): Promise<RevokedSessionList> {
-    await dataSource.query('DELETE FROM revoked_sessions WHERE expires_at < now()');
     const rows: { session_id: string; expires_at: Date; now: Date }[] = await dataSource.query(
-      'SELECT session_id, expires_at, now() AS now FROM revoked_sessions ORDER BY expires_at',
+      'SELECT session_id, expires_at, now() AS now FROM revoked_sessions WHERE expires_at >= now() ORDER BY expires_at',
     );
     const [{ now }] = rows.length
       ? rows
