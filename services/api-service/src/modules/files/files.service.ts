@@ -63,7 +63,8 @@ export class FilesService {
 
   /**
    * Of `readers` (members of the file's tenant, with their role), the users who may view the file:
-   * nobody once it is gone. Team memberships are read only when a permission list names someone.
+   * nobody once it is gone. Which readers belong to the teams (tenants) the permission lists name is
+   * read in one query, and only when the lists name someone.
    */
   async viewersAmong(
     tenant: ResolvedTenant,
@@ -73,11 +74,13 @@ export class FilesService {
     const file = await this.repo(tenant).findFile(fileId, false);
     if (!file) return new Set();
     const { view, edit, delete: del } = file.permissions;
-    const named = view.length + edit.length + del.length > 0;
+    const named = [...new Set([...view, ...edit, ...del])];
+    const pairs = readers.flatMap(({ userId }) => named.map((tenantId) => ({ userId, tenantId })));
+    const member = pairs.length ? await this.tenants.memberships(this.dataSource.manager, pairs) : new Set();
     const viewers = new Set<string>();
     for (const { userId, role } of readers) {
-      const actor = named ? await this.actor(userId, { ...tenant, role }) : { userId, teamIds: [], role };
-      if (may(file, actor, 'view')) viewers.add(userId);
+      const teamIds = named.filter((id) => member.has(`${userId}|${id}`));
+      if (may(file, { userId, teamIds, role }, 'view')) viewers.add(userId);
     }
     return viewers;
   }

@@ -163,10 +163,9 @@ describe('the WebSocket /ws', () => {
     const client = inTenant(stack.api, owner, tenant.id);
     const name = `${randomBytes(3).toString('hex')}.txt`;
     const file = await upload(client, name, 'v1');
-    await client
-      .put(`/files/${file.id}/permissions`)
-      .send({ view: [owner.user.id], edit: [], delete: [] })
-      .expect(200);
+    const viewers = (view: string[]) =>
+      client.put(`/files/${file.id}/permissions`).send({ view, edit: [], delete: [] }).expect(200);
+    await viewers([owner.user.id]);
     const sockets = [
       await connect(owner, { tenant: tenant.id }),
       await connect(member, { tenant: tenant.id }),
@@ -184,6 +183,12 @@ describe('the WebSocket /ws', () => {
     const seen = await theirs.next((f) => f.type === 'event');
     expect((seen.data as { fileId: string }).fileId).toBe(open.id);
     expect(theirs.frames.filter((f) => f.type === 'event')).toHaveLength(1);
+    // Named by team (the tenant itself): its members may view it again.
+    await viewers([tenant.id]);
+    await upload(client, name, 'v3', { replace_if_exists: 'true' });
+    expect(
+      ((await theirs.next((f) => f.type === 'event' && f !== seen)).data as { fileId: string }).fileId,
+    ).toBe(file.id);
     for (const socket of sockets) socket.close();
   });
 
